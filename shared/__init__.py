@@ -1,0 +1,1 @@
+"""The product's shared package: contracts, settings and clients used by every service."""

@@ -1,0 +1,123 @@
+"""NATS JetStream plumbing: connect, declare streams and consumers, publish, fetch."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError, NoServersError, TimeoutError
+from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig, StreamConfig
+from nats.js.errors import NotFoundError
+
+from shared.errors import BusError
+from shared.messages import Message
+from shared.subjects import STREAMS, ConsumerSpec
+
+log = logging.getLogger(__name__)
+
+PullSub = JetStreamContext.PullSubscription
+
+
+async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Client:
+    """Connect (retrying until connect_timeout) with endless reconnects afterwards."""
+
+    async def on_error(exc: Exception) -> None:
+        log.warning("nats: %s", exc)
+
+    async def on_disconnect() -> None:
+        log.warning("nats: disconnected")
+
+    async def on_reconnect() -> None:
+        log.info("nats: reconnected")
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + connect_timeout
+    while True:
+        try:
+            return await nats.connect(
+                servers=[s.strip() for s in url.split(",") if s.strip()],
+                name=name,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                connect_timeout=2,
+                error_cb=on_error,
+                disconnected_cb=on_disconnect,
+                reconnected_cb=on_reconnect,
+            )
+        except (NoServersError, OSError, TimeoutError) as exc:
+            if loop.time() > deadline:
+                raise BusError(f"cannot reach NATS at {url}: {exc}") from exc
+            log.warning("nats: not reachable yet at %s (%s); retrying", url, exc)
+            await asyncio.sleep(1)
+
+
+async def ensure_streams(js: JetStreamContext) -> None:
+    """Create or update every stream declared in shared.subjects (idempotent)."""
+    for spec in STREAMS:
+        config = StreamConfig(
+            name=spec.name,
+            subjects=list(spec.subjects),
+            retention=spec.retention,
+            duplicate_window=spec.duplicate_window_s,
+        )
+        try:
+            await js.stream_info(spec.name)
+            await js.update_stream(config)
+        except NotFoundError:
+            await js.add_stream(config)
+
+
+async def pull_subscribe(js: JetStreamContext, spec: ConsumerSpec) -> PullSub:
+    """Bind to (creating if needed) the durable pull consumer described by spec."""
+    config = ConsumerConfig(
+        durable_name=spec.durable,
+        ack_wait=spec.ack_wait_s,
+        max_deliver=spec.max_deliver,
+        filter_subject=spec.filter_subject,
+    )
+    return await js.pull_subscribe(
+        spec.filter_subject, durable=spec.durable, stream=spec.stream.name, config=config
+    )
+
+
+async def publish(js: JetStreamContext, subject: str, message: Message) -> None:
+    """Publish a message with its Nats-Msg-Id; raises BusError if JetStream did not store it."""
+    try:
+        await js.publish(
+            subject,
+            message.model_dump_json().encode(),
+            headers={"Nats-Msg-Id": message.msg_id()},
+            timeout=5,
+        )
+    except (TimeoutError, ConnectionClosedError, nats.errors.Error) as exc:
+        raise BusError(f"publish to {subject} failed: {exc}") from exc
+
+
+async def fetch(sub: PullSub, batch: int, timeout: float) -> list[Msg]:
+    """Fetch up to batch messages; [] when none arrived within timeout or NATS is away."""
+    try:
+        return await sub.fetch(batch, timeout=timeout)
+    except TimeoutError:
+        return []
+    except (ConnectionClosedError, nats.errors.Error) as exc:
+        log.warning("nats: fetch failed: %s", exc)
+        await asyncio.sleep(0.5)
+        return []
+
+
+async def keep_in_progress(msg: Msg, every: float) -> None:
+    """Send in-progress acks every `every` seconds until cancelled (for long work)."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await msg.in_progress()
+        except Exception as exc:  # a lost in-progress ack only risks a redelivery
+            log.debug("in_progress failed: %s", exc)
+
+
+Handler = Callable[[Msg], Awaitable[None]]

@@ -1,0 +1,21 @@
+"""The product's exception hierarchy: every error we raise derives from ArchiverError."""
+
+
+class ArchiverError(Exception):
+    """Root of every error raised by this product."""
+
+
+class ConfigError(ArchiverError):
+    """A setting is missing or invalid."""
+
+
+class StorageError(ArchiverError):
+    """The object store (S3) could not be reached or refused an operation."""
+
+
+class BusError(ArchiverError):
+    """NATS JetStream could not be reached or refused an operation."""
+
+
+class TargetRefused(ArchiverError):
+    """A capture target is not allowed (private address, bad scheme, ...)."""

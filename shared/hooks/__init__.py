@@ -1,0 +1,1 @@
+"""The capture-hook contract: JSONL records printed by hooks, and the runner that executes them."""

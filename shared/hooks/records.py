@@ -1,0 +1,161 @@
+"""JSONL records that hooks print on stdout, one per line; shared by the runner and the hooks.
+
+A hook prints any number of these; the runner parses each line as it arrives, fills in the
+fields the hook cannot know (plugin, hook name, timings) and streams it to the writer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+ResultStatus = Literal["queued", "started", "succeeded", "failed", "skipped"]
+SnapshotStatus = Literal["queued", "started", "sealed"]
+BinaryStatus = Literal["queued", "started", "succeeded", "failed"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ArchiveResultRecord(_Record):
+    """The outcome of one hook run (one per hook per snapshot)."""
+
+    type: Literal["ArchiveResult"] = "ArchiveResult"
+    status: ResultStatus
+    """queued -> started -> succeeded | failed | skipped."""
+    output_str: str = ""
+    """Short human summary, e.g. the main output file or the error message."""
+    plugin: str = ""
+    """Plugin folder name; filled in by the runner."""
+    hook: str = ""
+    """Hook file name; filled in by the runner."""
+    error_code: str | None = None
+    """Machine-readable error code such as E_FETCH_TIMEOUT."""
+    exit_code: int | None = None
+    """Process exit code; filled in by the runner."""
+    retry_at: datetime | None = None
+    """When a hard failure should be retried; set by the runner."""
+    started_at: datetime | None = None
+    """When the hook process started."""
+    ended_at: datetime | None = None
+    """When the hook process ended."""
+
+
+class SnapshotRecord(_Record):
+    """Updates to the snapshot (one capture of one link)."""
+
+    type: Literal["Snapshot"] = "Snapshot"
+    status: SnapshotStatus | None = None
+    """queued -> started -> sealed."""
+    title: str | None = None
+    """Page title, when a hook learns it."""
+    final_url: str | None = None
+    """URL after redirects, when a hook learns it."""
+
+
+class TagRecord(_Record):
+    """A tag to attach to the snapshot's link."""
+
+    type: Literal["Tag"] = "Tag"
+    name: str = Field(min_length=1, max_length=200)
+    """Tag text."""
+
+
+class MetadataRecord(_Record):
+    """Descriptive metadata about the link's page."""
+
+    type: Literal["Metadata"] = "Metadata"
+    title: str | None = None
+    """Page title."""
+    description: str | None = None
+    """Page description (og:description, meta description)."""
+    author: str | None = None
+    """Author, when known."""
+    published_at: str | None = None
+    """Publication date as found (ISO 8601 preferred)."""
+    site_name: str | None = None
+    """og:site_name or similar."""
+    language: str | None = None
+    """Content language."""
+
+
+class TextRecord(_Record):
+    """Readable text of the page, for full-text search."""
+
+    type: Literal["Text"] = "Text"
+    text: str = Field(max_length=400_000)
+    """Canonical text (block boundaries kept, whitespace normalised)."""
+
+
+class BinaryRecord(_Record):
+    """A binary a plugin needs, as detected on a worker machine."""
+
+    type: Literal["Binary"] = "Binary"
+    name: str
+    """Executable name, e.g. yt-dlp."""
+    status: BinaryStatus = "succeeded"
+    """queued -> started -> succeeded | failed."""
+    abspath: str | None = None
+    """Resolved path, if found."""
+    version: str | None = None
+    """Version string, if found."""
+    sha256: str | None = None
+    """Hash of the executable, if found."""
+    binprovider: str | None = None
+    """How it was provided: apt, pip, env."""
+    machine: str = ""
+    """Worker machine id; filled in by the worker."""
+
+
+class ArtifactRecord(_Record):
+    """A file a hook produced, uploaded to S3 by the worker; emitted by the runner."""
+
+    type: Literal["Artifact"] = "Artifact"
+    plugin: str
+    """Plugin that produced it."""
+    kind: str
+    """raw_html, headers, screenshot, pdf, text, video, thumb, metadata_json, ..."""
+    path: str
+    """Path relative to the plugin's output folder."""
+    s3_key: str
+    """Object key in the bucket."""
+    content_type: str
+    """MIME type."""
+    bytes: int
+    """Size."""
+    sha256: str
+    """Hex digest of the content."""
+
+
+HookRecord = Annotated[
+    ArchiveResultRecord
+    | SnapshotRecord
+    | TagRecord
+    | MetadataRecord
+    | TextRecord
+    | BinaryRecord
+    | ArtifactRecord,
+    Field(discriminator="type"),
+]
+"""Any record a hook (or the runner on its behalf) can emit."""
+
+HOOK_RECORD: TypeAdapter[HookRecord] = TypeAdapter(HookRecord)
+
+
+def parse_record(line: str | bytes) -> HookRecord:
+    """Parse one JSONL line into a record; raises pydantic.ValidationError if invalid."""
+    return HOOK_RECORD.validate_json(line)
+
+
+def dump_record(record: HookRecord) -> str:
+    """Serialise a record as one JSON line (no trailing newline)."""
+    return record.model_dump_json(exclude_none=True)
+
+
+def emit(record: HookRecord | dict[str, Any]) -> None:
+    """Print a record as one JSONL line on stdout (for Python hooks)."""
+    rec = HOOK_RECORD.validate_python(record) if isinstance(record, dict) else record
+    print(dump_record(rec), flush=True)

@@ -1,0 +1,195 @@
+"""One pydantic model per NATS subject; payloads are JSON.
+
+Every message knows its own ``Nats-Msg-Id`` (derived from its content or ids) so that
+JetStream drops duplicates of retried publishes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.hooks.records import HookRecord
+
+PolicyDecision = Literal["archive", "skip"]
+
+
+class Message(BaseModel):
+    """Base of every bus payload."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def msg_id(self) -> str:
+        """The Nats-Msg-Id used for JetStream de-duplication."""
+        raise NotImplementedError
+
+
+class LinkOccurrence(BaseModel):
+    """One link found in one post, with every form of its URL and the policy decision."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    original_url: str
+    """The href as written in the post (resolved against the post URL if relative)."""
+    normalized_url: str
+    """Tracking parameters stripped, host lower-cased, default port and fragment dropped."""
+    canonical_url: str
+    """Site rules applied (reddit -> old.reddit.com, youtu.be -> watch URL, ...)."""
+    domain: str
+    """Host of the canonical URL."""
+    in_quote: bool = False
+    """True when the link sits inside a quote (blockquote, aside.quote, [quote])."""
+    context_snippet: str = ""
+    """Short excerpt of the text around the link."""
+    policy: PolicyDecision = "archive"
+    """Whether the domain policy allows archiving this link."""
+    policy_reason: str = ""
+    """Why, e.g. 'allowlist:reddit.com', 'excluded:archive.org', 'mode:all'."""
+    needs_resolve: bool = False
+    """True for short links (redd.it, /s/ share links) the worker must resolve first."""
+
+
+class FeedPost(Message):
+    """``feed.post``: a post seen in a feed, with the links extracted from it."""
+
+    feed_url: str
+    """The feed this post came from."""
+    guid: str
+    """The item's guid (stable id of the post)."""
+    post_url: str
+    """Link to the post."""
+    topic_url: str | None = None
+    """Link to the topic, when derivable."""
+    title: str | None = None
+    """Item title (the topic title on Discourse)."""
+    author: str | None = None
+    """Author username."""
+    published_at: datetime | None = None
+    """When the post was published."""
+    updated_at: datetime | None = None
+    """When the feed says it was last updated."""
+    content_html: str
+    """The cooked HTML of the post."""
+    content_hash: str
+    """sha256 of content_html; a change means an edit."""
+    links: list[LinkOccurrence] = Field(default_factory=list)
+    """Every link occurrence found in the post, in document order."""
+    seen_at: datetime
+    """When the poller saw it."""
+
+    def msg_id(self) -> str:
+        return f"post:{self.guid}:{self.content_hash}"
+
+
+class FeedGap(Message):
+    """``feed.gap``: a poll shared no post with the previous one; a backfill was attempted."""
+
+    feed_url: str
+    """The feed."""
+    detected_at: datetime
+    """When the gap was seen."""
+    backfilled_posts: int
+    """How many missed posts were fetched."""
+    closed: bool
+    """True if the backfill reached a post seen before."""
+
+    def msg_id(self) -> str:
+        return f"gap:{self.feed_url}:{self.detected_at.isoformat()}"
+
+
+class CaptureJob(Message):
+    """``job.capture`` / ``job.media``: capture one link as one snapshot."""
+
+    job_id: int
+    """archive_jobs.id in the writer's database."""
+    link_id: int
+    """links.id."""
+    snapshot_id: str
+    """Id of the snapshot this capture produces (stable across retries of the job)."""
+    url: str
+    """The URL to capture (canonical form)."""
+    attempt: int = 1
+    """1 for the first dispatch, +1 for every retry or re-dispatch."""
+    hooks: list[str] | None = None
+    """Only these hook file names (retries of failed hooks); None runs every hook."""
+    deadline: datetime
+    """After this the writer considers the job lost and dispatches it again."""
+
+    def msg_id(self) -> str:
+        return f"job:{self.job_id}:{self.attempt}"
+
+
+class CaptureEvent(Message):
+    """``capture.result``: one hook record streamed from a worker while a snapshot runs."""
+
+    job_id: int
+    """The job being worked on."""
+    link_id: int
+    """The link being captured."""
+    snapshot_id: str
+    """The snapshot."""
+    attempt: int
+    """The job attempt this record belongs to."""
+    seq: int
+    """Order of this record within the attempt (0, 1, 2, ...)."""
+    worker: str
+    """Which worker produced it (hostname:pid)."""
+    record: HookRecord
+    """The record itself."""
+
+    def msg_id(self) -> str:
+        return f"cap:{self.snapshot_id}:{self.attempt}:{self.seq}"
+
+
+class CaptureDone(Message):
+    """``capture.done``: a worker finished (or gave up on) one job attempt."""
+
+    job_id: int
+    """The job."""
+    link_id: int
+    """The link."""
+    snapshot_id: str
+    """The snapshot."""
+    attempt: int
+    """The attempt that finished."""
+    worker: str
+    """Which worker."""
+    records: int
+    """How many CaptureEvents it published for this attempt (seq 0..records-1)."""
+    retry_hooks: list[str] = Field(default_factory=list)
+    """Hooks that failed hard and should be retried later with backoff."""
+    error: str | None = None
+    """Set when the whole attempt failed (e.g. storage down)."""
+
+    def msg_id(self) -> str:
+        return f"done:{self.snapshot_id}:{self.attempt}"
+
+
+class SubmitCommand(Message):
+    """``cmd.submit``: a person asked to archive a URL."""
+
+    url: str
+    """The URL as submitted."""
+    request_id: str
+    """Unique id of the request."""
+    requested_at: datetime
+    """When."""
+
+    def msg_id(self) -> str:
+        return f"submit:{self.request_id}"
+
+
+class RearchiveCommand(Message):
+    """``cmd.rearchive``: a person asked to capture a known link again now."""
+
+    link_id: int
+    """The link."""
+    request_id: str
+    """Unique id of the request."""
+    requested_at: datetime
+    """When."""
+
+    def msg_id(self) -> str:
+        return f"rearchive:{self.request_id}"

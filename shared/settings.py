@@ -1,0 +1,61 @@
+"""Settings from environment variables, named as in the seed spec §11.
+
+Each service builds one settings object at start-up (never at import time), from the
+class below or a subclass that adds its own fields.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from typing_extensions import Annotated
+
+DEFAULT_ALLOWLIST = (
+    "reddit.com,redd.it,tiktok.com,x.com,twitter.com,instagram.com,"
+    "youtube.com,youtu.be,facebook.com,fb.watch,bsky.app"
+)
+DEFAULT_EXCLUDE = "web.archive.org,archive.org,archive.today,archive.ph,archive.is"
+
+CsvList = Annotated[list[str], NoDecode]
+
+
+def split_csv(value: str | list[str]) -> list[str]:
+    """Split a comma-separated env value into trimmed, non-empty, lower-case items."""
+    items = value if isinstance(value, list) else value.split(",")
+    return [i.strip().lower() for i in items if i.strip()]
+
+
+class CommonSettings(BaseSettings):
+    """Settings every service reads."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
+
+    data_dir: Path = Field(Path("./data"), description="Where local state lives.")
+    nats_url: str = Field("nats://127.0.0.1:4222", description="NATS server(s), comma-separated.")
+    s3_endpoint: str | None = Field(None, description="S3-compatible endpoint URL; unset = AWS.")
+    s3_region: str = Field("us-east-1", description="S3 region.")
+    s3_bucket: str = Field("link-archive", description="Bucket for artifacts and backups.")
+    s3_prefix: str = Field("archives/", description="Key prefix of artifacts.")
+    s3_force_path_style: bool = Field(True, description="Path-style addressing (MinIO, SeaweedFS).")
+    aws_access_key_id: SecretStr | None = Field(None, description="S3 access key (env only).")
+    aws_secret_access_key: SecretStr | None = Field(None, description="S3 secret key (env only).")
+    allow_private_targets: bool = Field(
+        False, description="Allow capturing loopback/private/link-local targets (tests, demos)."
+    )
+    user_agent: str = Field(
+        "DiscourseLinkArchiver/1.0 (+https://github.com/discourse-link-archiver)",
+        description="User-Agent of every outgoing request.",
+    )
+    metrics_host: str = Field("127.0.0.1", description="Bind address of /healthz and /metrics.")
+    metrics_port: int = Field(0, description="Port of /healthz and /metrics (0 = any free port).")
+    log_level: str = Field("INFO", description="Logging level.")
+    database_path: Path | None = Field(
+        None, description="SQLite database; default DATA_DIR/archive.sqlite3."
+    )
+
+    @property
+    def db_path(self) -> Path:
+        """The database file."""
+        return self.database_path or self.data_dir / "archive.sqlite3"

@@ -1,0 +1,81 @@
+"""Streams, subjects and consumers: declared once, imported everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nats.js.api import RetentionPolicy
+
+from shared.messages import (
+    CaptureDone,
+    CaptureEvent,
+    CaptureJob,
+    FeedGap,
+    FeedPost,
+    Message,
+    RearchiveCommand,
+    SubmitCommand,
+)
+
+FEED_POST = "feed.post"
+FEED_GAP = "feed.gap"
+JOB_CAPTURE = "job.capture"
+JOB_MEDIA = "job.media"
+CAPTURE_RESULT = "capture.result"
+CAPTURE_DONE = "capture.done"
+CMD_SUBMIT = "cmd.submit"
+CMD_REARCHIVE = "cmd.rearchive"
+
+MODELS: dict[str, type[Message]] = {
+    FEED_POST: FeedPost,
+    FEED_GAP: FeedGap,
+    JOB_CAPTURE: CaptureJob,
+    JOB_MEDIA: CaptureJob,
+    CAPTURE_RESULT: CaptureEvent,
+    CAPTURE_DONE: CaptureDone,
+    CMD_SUBMIT: SubmitCommand,
+    CMD_REARCHIVE: RearchiveCommand,
+}
+"""The one payload model of every subject."""
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """A JetStream stream: name, subjects, retention."""
+
+    name: str
+    subjects: tuple[str, ...]
+    retention: RetentionPolicy
+    duplicate_window_s: float = 120.0
+
+
+FEED = StreamSpec("FEED", (FEED_POST, FEED_GAP), RetentionPolicy.LIMITS)
+JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA), RetentionPolicy.WORK_QUEUE)
+RESULTS = StreamSpec("RESULTS", (CAPTURE_RESULT, CAPTURE_DONE), RetentionPolicy.LIMITS)
+COMMANDS = StreamSpec("COMMANDS", (CMD_SUBMIT, CMD_REARCHIVE), RetentionPolicy.LIMITS)
+STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """A durable pull consumer."""
+
+    stream: StreamSpec
+    durable: str
+    filter_subject: str
+    ack_wait_s: float
+    max_deliver: int = -1
+
+
+WRITER_FEED = ConsumerSpec(FEED, "writer-feed", "feed.>", ack_wait_s=30)
+WRITER_RESULTS = ConsumerSpec(RESULTS, "writer-results", "capture.>", ack_wait_s=30)
+WRITER_COMMANDS = ConsumerSpec(COMMANDS, "writer-commands", "cmd.>", ack_wait_s=30)
+ARCHIVER_JOBS = ConsumerSpec(JOBS, "archiver", JOB_CAPTURE, ack_wait_s=60)
+MEDIA_JOBS = ConsumerSpec(JOBS, "media", JOB_MEDIA, ack_wait_s=120)
+CONSUMERS: tuple[ConsumerSpec, ...] = (
+    WRITER_FEED,
+    WRITER_RESULTS,
+    WRITER_COMMANDS,
+    ARCHIVER_JOBS,
+    MEDIA_JOBS,
+)
