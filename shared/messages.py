@@ -132,6 +132,8 @@ class CaptureEvent(Message):
     """The snapshot."""
     attempt: int
     """The job attempt this record belongs to."""
+    run: int = 1
+    """JetStream delivery number of the job message within the attempt (1 = first)."""
     seq: int
     """Order of this record within the attempt (0, 1, 2, ...)."""
     worker: str
@@ -140,7 +142,7 @@ class CaptureEvent(Message):
     """The record itself."""
 
     def msg_id(self) -> str:
-        return f"cap:{self.snapshot_id}:{self.attempt}:{self.seq}"
+        return f"cap:{self.snapshot_id}:{self.attempt}:{self.run}:{self.seq}"
 
 
 class CaptureDone(Message):
@@ -154,6 +156,8 @@ class CaptureDone(Message):
     """The snapshot."""
     attempt: int
     """The attempt that finished."""
+    run: int = 1
+    """JetStream delivery number of the job message within the attempt (1 = first)."""
     worker: str
     """Which worker."""
     records: int
@@ -164,7 +168,7 @@ class CaptureDone(Message):
     """Set when the whole attempt failed (e.g. storage down)."""
 
     def msg_id(self) -> str:
-        return f"done:{self.snapshot_id}:{self.attempt}"
+        return f"done:{self.snapshot_id}:{self.attempt}:{self.run}"
 
 
 class SubmitCommand(Message):

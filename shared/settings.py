@@ -7,10 +7,10 @@ class below or a subclass that adds its own fields.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from typing_extensions import Annotated
 
 DEFAULT_ALLOWLIST = (
     "reddit.com,redd.it,tiktok.com,x.com,twitter.com,instagram.com,"
@@ -59,3 +59,21 @@ class CommonSettings(BaseSettings):
     def db_path(self) -> Path:
         """The database file."""
         return self.database_path or self.data_dir / "archive.sqlite3"
+
+
+SECRET_ENV_VARS: frozenset[str] = frozenset(
+    {
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "NATS_TOKEN",
+        "NATS_PASSWORD",
+        "NATS_CREDS",
+    }
+)
+"""Environment variables that hold secrets: never logged, stored, or passed to hooks."""
+
+
+def public_env(env: dict[str, str]) -> dict[str, str]:
+    """A copy of env without secret variables (what hook processes get)."""
+    return {k: v for k, v in env.items() if k.upper() not in SECRET_ENV_VARS}

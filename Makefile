@@ -1,0 +1,39 @@
+# The two commands: `make up` (run everything on this machine) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: bootstrap system-deps up test lint typecheck unit bench clean
+
+bootstrap: $(STAMP) system-deps
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+system-deps:
+	@sh deploy/install-system-deps.sh
+
+up: bootstrap
+	$(VENV)/bin/dla up
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy shared services plugins bench tests
+
+test: bootstrap lint typecheck
+	$(VENV)/bin/pytest -q
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q -m "not integration"
+
+bench: bootstrap
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

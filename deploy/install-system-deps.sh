@@ -1,0 +1,15 @@
+#!/bin/sh
+# Installs the Debian packages the capture workers need (chromium, ffmpeg) when missing.
+set -eu
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v ffmpeg >/dev/null 2>&1 || missing="$missing ffmpeg"
+[ -z "$missing" ] && exit 0
+echo "installing:$missing"
+if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+  echo "need root to install:$missing (apt-get install$missing)" >&2; exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing fonts-liberation >/dev/null

@@ -1,0 +1,1 @@
+"""The product's services: one folder, one process each."""

@@ -1,0 +1,3 @@
+from services.archiver.service import run
+
+run()

@@ -1,0 +1,3 @@
+from services.media.service import run
+
+run()

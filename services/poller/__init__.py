@@ -1,0 +1,1 @@
+"""The poller: watches feeds and publishes every post with its extracted links."""

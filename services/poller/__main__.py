@@ -1,0 +1,3 @@
+from services.poller.service import run
+
+run()

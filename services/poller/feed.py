@@ -1,0 +1,151 @@
+"""Fetching and parsing one feed: conditional GET, size cap, tolerant parsing."""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import feedparser
+import httpx
+
+from shared.errors import ArchiverError
+
+log = logging.getLogger(__name__)
+
+DISCOURSE_GUID = re.compile(r"^(?P<prefix>.+)-post-(?P<id>\d+)$")
+
+
+class FeedError(ArchiverError):
+    """The feed could not be fetched or parsed (reason in the message)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class FeedItem:
+    """One post as read from a feed."""
+
+    guid: str
+    post_url: str
+    title: str | None
+    author: str | None
+    published_at: datetime | None
+    updated_at: datetime | None
+    content_html: str
+    content_hash: str
+
+    @property
+    def discourse_id(self) -> int | None:
+        """The Discourse post id encoded in the guid, if this is a Discourse feed."""
+        m = DISCOURSE_GUID.match(self.guid)
+        return int(m.group("id")) if m else None
+
+    @property
+    def topic_url(self) -> str | None:
+        """The topic URL derived from a Discourse post link (/t/<slug>/<id>/...)."""
+        parts = urlsplit(self.post_url)
+        m = re.match(r"^(/t/[^/]+/\d+)", parts.path)
+        return f"{parts.scheme}://{parts.netloc}{m.group(1)}" if m else None
+
+
+@dataclass
+class FeedState:
+    """What the poller remembers about one feed between polls (in memory only)."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+    last_guids: set[str] = field(default_factory=set)
+    max_post_id: int | None = None
+
+
+def content_hash(html: str) -> str:
+    """sha256 of the post HTML: a change means an edit."""
+    return hashlib.sha256(html.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def fetch(
+    client: httpx.AsyncClient, url: str, state: FeedState, max_bytes: int
+) -> bytes | None:
+    """GET the feed with If-None-Match / If-Modified-Since; None when not modified."""
+    headers: dict[str, str] = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    try:
+        async with client.stream("GET", url, headers=headers) as resp:
+            if resp.status_code == 304:
+                return None
+            if resp.status_code >= 400:
+                raise FeedError("http_status", f"HTTP {resp.status_code} from {url}")
+            declared = resp.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise FeedError("too_large", f"feed declares {declared} bytes > {max_bytes}")
+            body = bytearray()
+            async for chunk in resp.aiter_bytes():
+                body.extend(chunk)
+                if len(body) > max_bytes:
+                    raise FeedError("too_large", f"feed body exceeds {max_bytes} bytes")
+            state.etag = resp.headers.get("etag")
+            state.last_modified = resp.headers.get("last-modified")
+            return bytes(body)
+    except httpx.TimeoutException as exc:
+        raise FeedError("timeout", f"timeout fetching {url}: {exc}") from exc
+    except httpx.HTTPError as exc:
+        raise FeedError("network", f"fetching {url} failed: {exc}") from exc
+
+
+def _when(entry: Any, key: str) -> datetime | None:
+    parsed = entry.get(key)
+    if not parsed:
+        return None
+    try:
+        return datetime.fromtimestamp(calendar.timegm(parsed), UTC)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _author(entry: Any) -> str | None:
+    raw = (entry.get("author") or "").strip()
+    if not raw:
+        return None
+    return raw.lstrip("@").split()[0] or None
+
+
+def parse(body: bytes, feed_url: str) -> list[FeedItem]:
+    """Parse an RSS/Atom body into items; keeps every valid item of a partly broken feed."""
+    parsed = feedparser.parse(body, sanitize_html=False, resolve_relative_uris=False)
+    if parsed.get("bozo") and not parsed.entries:
+        raise FeedError("malformed", f"not a feed: {parsed.get('bozo_exception')!r}"[:300])
+    if parsed.get("bozo"):
+        log.warning("feed %s is malformed but readable: %s", feed_url, parsed.get("bozo_exception"))
+    items: list[FeedItem] = []
+    for entry in parsed.entries:
+        link = urljoin(feed_url, entry.get("link") or "")
+        guid = entry.get("id") or link
+        if not guid:
+            log.warning("feed %s: item without guid or link skipped", feed_url)
+            continue
+        contents = entry.get("content") or []
+        html = contents[0].get("value", "") if contents else entry.get("summary", "") or ""
+        items.append(
+            FeedItem(
+                guid=guid,
+                post_url=link or guid,
+                title=(entry.get("title") or None),
+                author=_author(entry),
+                published_at=_when(entry, "published_parsed"),
+                updated_at=_when(entry, "updated_parsed"),
+                content_html=html,
+                content_hash=content_hash(html),
+            )
+        )
+    return items

@@ -1,0 +1,167 @@
+"""The poller loop: every POLL_INTERVAL_SECONDS, each feed is fetched, parsed, and each new or
+edited post is published on `feed.post` with its quote-aware, canonical, policy-checked links."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import httpx
+from prometheus_client import Counter, Gauge, Histogram
+from shared.links import DomainPolicy, occurrences_for_post
+
+from services.poller.backfill import backfill
+from services.poller.feed import FeedError, FeedItem, FeedState, fetch, parse
+from services.poller.settings import PollerSettings
+from shared import bus
+from shared.errors import BusError
+from shared.lifecycle import ServiceContext, main
+from shared.messages import FeedGap, FeedPost
+from shared.subjects import FEED_GAP, FEED_POST
+
+log = logging.getLogger(__name__)
+
+POLLS = Counter("dla_feed_polls_total", "Feed polls", ["feed", "outcome"])
+POSTS = Counter("dla_feed_posts_published_total", "Posts published (new or edited)", ["feed"])
+LINKS = Counter("dla_feed_links_total", "Link occurrences published", ["feed"])
+GAPS = Counter("dla_feed_gaps_total", "Polls that shared no post with the previous one", ["feed"])
+POLL_SECONDS = Histogram("dla_feed_poll_seconds", "Time of one poll", ["feed"])
+LAST_OK = Gauge("dla_feed_last_success_timestamp", "Unix time of the last good poll", ["feed"])
+
+SEEN_CAPACITY = 100_000
+
+
+class Poller:
+    """Polls every configured feed and publishes posts; state lives in memory only."""
+
+    def __init__(self, ctx: ServiceContext, settings: PollerSettings) -> None:
+        self.ctx = ctx
+        self.settings = settings
+        self.states = {url: FeedState() for url in settings.feeds}
+        self.published: OrderedDict[str, str] = OrderedDict()
+        self.policy = DomainPolicy(
+            mode="all" if settings.archive_mode == "all" else "deletable",
+            allowlist=frozenset(settings.deletable_allowlist),
+            exclude=frozenset(settings.exclude_domains),
+        )
+
+    def to_message(self, feed_url: str, item: FeedItem) -> FeedPost:
+        """Build the feed.post message of an item, extracting its links."""
+        forum = urlsplit(item.post_url).hostname or urlsplit(feed_url).hostname or ""
+        try:
+            links = occurrences_for_post(
+                item.content_html, item.post_url, self.policy, forum_hosts=[forum]
+            )
+        except Exception:  # extraction must never cost us the post itself
+            log.exception("link extraction failed for %s; publishing without links", item.guid)
+            links = []
+        return FeedPost(
+            feed_url=feed_url,
+            guid=item.guid,
+            post_url=item.post_url,
+            topic_url=item.topic_url,
+            title=item.title,
+            author=item.author,
+            published_at=item.published_at,
+            updated_at=item.updated_at,
+            content_html=item.content_html,
+            content_hash=item.content_hash,
+            links=links,
+            seen_at=datetime.now(UTC),
+        )
+
+    async def publish_items(self, feed_url: str, items: list[FeedItem]) -> None:
+        """Publish items not published before with the same content hash (oldest first)."""
+        for item in sorted(items, key=lambda i: i.published_at or datetime.min.replace(tzinfo=UTC)):
+            if self.published.get(item.guid) == item.content_hash:
+                continue
+            message = self.to_message(feed_url, item)
+            await bus.publish(self.ctx.js, FEED_POST, message)
+            self.published[item.guid] = item.content_hash
+            self.published.move_to_end(item.guid)
+            while len(self.published) > SEEN_CAPACITY:
+                self.published.popitem(last=False)
+            POSTS.labels(feed_url).inc()
+            LINKS.labels(feed_url).inc(len(message.links))
+
+    async def poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
+        """One poll of one feed; every failure is logged and counted, never raised."""
+        state = self.states[feed_url]
+        with POLL_SECONDS.labels(feed_url).time():
+            try:
+                body = await fetch(client, feed_url, state, self.settings.feed_max_bytes)
+                if body is None:
+                    POLLS.labels(feed_url, "not_modified").inc()
+                    return
+                items = parse(body, feed_url)
+                guids = {i.guid for i in items}
+                if state.last_guids and guids and not guids & state.last_guids:
+                    await self.fill_gap(client, feed_url, items, state)
+                await self.publish_items(feed_url, items)
+            except FeedError as exc:
+                log.warning("poll of %s failed (%s): %s", feed_url, exc.reason, exc)
+                POLLS.labels(feed_url, exc.reason).inc()
+                return
+            except BusError as exc:
+                log.warning(
+                    "poll of %s: could not publish, will retry next poll: %s", feed_url, exc
+                )
+                POLLS.labels(feed_url, "publish_failed").inc()
+                state.etag = state.last_modified = None
+                return
+        state.last_guids = guids
+        ids = [i.discourse_id for i in items if i.discourse_id is not None]
+        if ids:
+            state.max_post_id = max([*ids, state.max_post_id or 0])
+        POLLS.labels(feed_url, "ok").inc()
+        LAST_OK.labels(feed_url).set_to_current_time()
+        log.info("polled %s: %d items", feed_url, len(items))
+
+    async def fill_gap(
+        self, client: httpx.AsyncClient, feed_url: str, items: list[FeedItem], state: FeedState
+    ) -> None:
+        """Fetch and publish the posts missed between two polls, and record the gap."""
+        GAPS.labels(feed_url).inc()
+        try:
+            missed, closed = await backfill(
+                client, feed_url, items, state, self.settings.backfill_max_pages
+            )
+        except FeedError as exc:
+            log.warning("gap in %s not filled: %s", feed_url, exc)
+            missed, closed = [], False
+        await self.publish_items(feed_url, missed)
+        gap = FeedGap(
+            feed_url=feed_url,
+            detected_at=datetime.now(UTC),
+            backfilled_posts=len(missed),
+            closed=closed,
+        )
+        await bus.publish(self.ctx.js, FEED_GAP, gap)
+        log.warning("gap in %s: backfilled %d posts (closed=%s)", feed_url, len(missed), closed)
+
+    async def run(self) -> None:
+        """Poll every feed every interval until stopped."""
+        timeout = httpx.Timeout(self.settings.feed_timeout_seconds)
+        headers = {"User-Agent": self.settings.user_agent}
+        async with httpx.AsyncClient(timeout=timeout, headers=headers, follow_redirects=True) as c:
+            while not self.ctx.stop.is_set():
+                await asyncio.gather(*(self.poll(c, url) for url in self.settings.feeds))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self.ctx.stop.wait(), timeout=self.settings.poll_interval_seconds
+                    )
+
+
+async def body(ctx: ServiceContext) -> None:
+    """Service body."""
+    assert isinstance(ctx.settings, PollerSettings)
+    await Poller(ctx, ctx.settings).run()
+
+
+def run() -> None:
+    """Process entry point."""
+    main("poller", PollerSettings, body)

@@ -1,0 +1,1 @@
+"""`dla`: starts the embedded infrastructure and every service on one machine."""

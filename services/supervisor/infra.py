@@ -1,0 +1,136 @@
+"""The embedded engines for one machine: nats-server (JetStream) and SeaweedFS `weed mini`."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from services.supervisor.procs import Child, free_ports, wait_for_port
+from shared.errors import ConfigError
+
+MAX_PAYLOAD = 8 * 1024 * 1024
+"""Largest NATS message: a post with thousands of links must fit (the default is 1 MiB)."""
+
+
+def venv_binary(name: str) -> str:
+    """A binary installed into this interpreter's environment (nats-server, weed), else PATH."""
+    candidate = Path(sys.executable).parent / name
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which(name)
+    if found is None:
+        raise ConfigError(f"{name} not found; install the project (pip install -e .)")
+    return found
+
+
+@dataclass
+class Nats:
+    """A running nats-server."""
+
+    child: Child
+    url: str
+
+
+def start_nats(store_dir: Path, log_path: Path | None = None, port: int = -1) -> Nats:
+    """Start nats-server with JetStream on 127.0.0.1 (port -1 = a free port)."""
+    store_dir.mkdir(parents=True, exist_ok=True)
+    ports_dir = store_dir / "ports"
+    ports_dir.mkdir(exist_ok=True)
+    for old in ports_dir.glob("*.ports"):
+        old.unlink()
+    conf = store_dir / "nats.conf"
+    conf.write_text(f"max_payload: {MAX_PAYLOAD}\n")
+    argv = [
+        venv_binary("nats-server"), "-c", str(conf),
+        "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store_dir),
+        "--ports_file_dir", str(ports_dir),
+    ]  # fmt: skip
+    child = Child("nats", argv, log_path=log_path).start()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        files = list(ports_dir.glob("*.ports"))
+        if files:
+            info = json.loads(files[0].read_text())
+            url = info["nats"][0]
+            host_port = url.split("//", 1)[1]
+            host, _, p = host_port.rpartition(":")
+            if wait_for_port(host, int(p), 5):
+                return Nats(child, url)
+        if not child.alive():
+            break
+        time.sleep(0.05)
+    child.stop()
+    raise ConfigError(f"nats-server did not start (see {log_path})")
+
+
+@dataclass
+class S3Credentials:
+    """Access keys of the embedded S3 server."""
+
+    access_key: str
+    secret_key: str
+
+
+def load_or_create_credentials(data_dir: Path) -> S3Credentials:
+    """Credentials from the environment, else from DATA_DIR/s3-credentials, created once."""
+    env_key = os.environ.get("AWS_ACCESS_KEY_ID")
+    env_secret = os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if env_key and env_secret:
+        return S3Credentials(env_key, env_secret)
+    path = data_dir / "s3-credentials"
+    if path.exists():
+        lines = dict(line.split("=", 1) for line in path.read_text().split() if "=" in line)
+        return S3Credentials(lines["AWS_ACCESS_KEY_ID"], lines["AWS_SECRET_ACCESS_KEY"])
+    creds = S3Credentials("dla" + secrets.token_hex(8), secrets.token_urlsafe(30))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(
+            f"AWS_ACCESS_KEY_ID={creds.access_key}\nAWS_SECRET_ACCESS_KEY={creds.secret_key}\n"
+        )
+    return creds
+
+
+@dataclass
+class Weed:
+    """A running SeaweedFS `weed mini` serving S3."""
+
+    child: Child
+    endpoint: str
+
+
+def start_weed(
+    data_dir: Path, bucket: str, creds: S3Credentials, log_path: Path | None = None
+) -> Weed:
+    """Start `weed mini` bound to 127.0.0.1 with every port free-picked and telemetry off."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (
+        master, master_g, volume, volume_g, filer, filer_g,
+        s3, s3_g, admin, admin_g, iceberg, lance, metrics,
+    ) = free_ports(13)  # fmt: skip
+    argv = [
+        venv_binary("weed"), "mini", f"-dir={data_dir}",
+        "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false",
+        f"-bucket={bucket}", "-webdav=false", "-admin.ui=false",
+        f"-master.port={master}", f"-master.port.grpc={master_g}",
+        f"-volume.port={volume}", f"-volume.port.grpc={volume_g}",
+        f"-filer.port={filer}", f"-filer.port.grpc={filer_g}",
+        f"-s3.port={s3}", f"-s3.port.grpc={s3_g}",
+        f"-admin.port={admin}", f"-admin.port.grpc={admin_g}",
+        f"-s3.port.iceberg={iceberg}", f"-s3.port.lance={lance}",
+        f"-metricsPort={metrics}", "-metricsIp=127.0.0.1",
+    ]  # fmt: skip
+    env = dict(os.environ)
+    env["AWS_ACCESS_KEY_ID"] = creds.access_key
+    env["AWS_SECRET_ACCESS_KEY"] = creds.secret_key
+    child = Child("s3", argv, env=env, log_path=log_path).start()
+    if not wait_for_port("127.0.0.1", s3, 60):
+        child.stop()
+        raise ConfigError(f"weed mini did not start (see {log_path})")
+    return Weed(child, f"http://127.0.0.1:{s3}")

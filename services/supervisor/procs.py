@@ -1,0 +1,112 @@
+"""Child processes started in their own process group and stopped by PID."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+log = logging.getLogger(__name__)
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """Ask the kernel for `count` distinct free TCP ports on host."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind((host, 0))
+            socks.append(s)
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def wait_for_port(host: str, port: int, timeout: float) -> bool:
+    """True once something accepts TCP connections on host:port."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+class Child:
+    """One managed child process."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        log_path: Path | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.env = dict(env) if env is not None else dict(os.environ)
+        self.log_path = log_path
+        self.cwd = cwd
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    def start(self) -> Child:
+        """Start the process in a new session (its own process group)."""
+        out: int | IO[bytes] | None = None
+        if self.log_path is not None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = self.log_path.open("ab")
+            out = self._log
+        self.proc = subprocess.Popen(
+            self.argv,
+            env=self.env,
+            cwd=self.cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT if out is not None else None,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.debug("started %s pid %d: %s", self.name, self.proc.pid, " ".join(self.argv))
+        return self
+
+    @property
+    def pid(self) -> int:
+        """The child's PID."""
+        assert self.proc is not None
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def signal(self, sig: int) -> None:
+        """Send a signal to the child's process group."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, sig)
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM the process group, SIGKILL after timeout; returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.alive():
+            self.signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log.warning("%s did not stop in %.0fs; killing", self.name, timeout)
+                self.signal(signal.SIGKILL)
+                self.proc.wait(5)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return self.proc.returncode

@@ -1,0 +1,139 @@
+"""A whole archiver on one machine: engines (unless given) plus every service as a process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.supervisor.infra import (
+    Nats,
+    Weed,
+    load_or_create_credentials,
+    start_nats,
+    start_weed,
+)
+from services.supervisor.procs import Child, free_ports
+from shared import bus
+from shared.errors import StorageError
+from shared.s3 import ObjectStore
+from shared.settings import CommonSettings
+
+log = logging.getLogger(__name__)
+
+SERVICES: tuple[str, ...] = ("writer", "poller", "archiver", "media", "web")
+"""Every service, in start order (the writer first: it declares the consumers it reads)."""
+
+
+@dataclass
+class ServiceProc:
+    """A service process and its restart bookkeeping."""
+
+    child: Child
+    restarts: int = 0
+    next_restart: float = 0.0
+
+
+@dataclass
+class Stack:
+    """Starts and stops the engines and services; used by `dla up` and the end-to-end tests."""
+
+    data_dir: Path
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    services: Sequence[str] = SERVICES
+    log_dir: Path | None = None
+    nats: Nats | None = None
+    weed: Weed | None = None
+    procs: dict[str, ServiceProc] = field(default_factory=dict)
+
+    def start_engines(self) -> None:
+        """Start nats-server and weed mini unless NATS_URL / S3_ENDPOINT point elsewhere."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.env["DATA_DIR"] = str(self.data_dir)
+        logs = self.log_dir or self.data_dir / "logs"
+        if not self.env.get("NATS_URL"):
+            self.nats = start_nats(self.data_dir / "nats", logs / "nats.log")
+            self.env["NATS_URL"] = self.nats.url
+        if not self.env.get("S3_ENDPOINT"):
+            creds = load_or_create_credentials(self.data_dir)
+            bucket = self.env.get("S3_BUCKET", "link-archive")
+            self.weed = start_weed(self.data_dir / "s3", bucket, creds, logs / "s3.log")
+            self.env["S3_ENDPOINT"] = self.weed.endpoint
+            self.env["AWS_ACCESS_KEY_ID"] = creds.access_key
+            self.env["AWS_SECRET_ACCESS_KEY"] = creds.secret_key
+        asyncio.run(self._declare())
+
+    async def _declare(self) -> None:
+        settings = CommonSettings.model_validate(_settings_from(self.env))
+        nc = await bus.connect(settings.nats_url, "dla-supervisor", connect_timeout=30)
+        try:
+            await bus.ensure_streams(nc.jetstream())
+        finally:
+            await nc.close()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                async with ObjectStore(settings) as store:
+                    await store.ensure_bucket()
+                return
+            except StorageError as exc:
+                if time.monotonic() > deadline:
+                    raise
+                log.info("waiting for S3: %s", exc)
+                await asyncio.sleep(0.5)
+
+    def start_services(self, extra_env: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        """Start every service as `python -m services.<name>`, each with its own metrics port."""
+        logs = self.log_dir or self.data_dir / "logs"
+        ports = free_ports(len(self.services))
+        for name, port in zip(self.services, ports, strict=True):
+            env = dict(self.env)
+            env.setdefault("PYTHONUNBUFFERED", "1")
+            if name != "web":
+                env["METRICS_PORT"] = str(port)
+            env.update((extra_env or {}).get(name, {}))
+            child = Child(
+                name, [sys.executable, "-m", f"services.{name}"], env, logs / f"{name}.log"
+            )
+            self.procs[name] = ServiceProc(child.start())
+
+    def supervise_once(self) -> None:
+        """Restart any service that died, with a growing delay (1 s .. 60 s)."""
+        now = time.monotonic()
+        for name, sp in self.procs.items():
+            if sp.child.alive():
+                continue
+            if sp.next_restart == 0.0:
+                delay = min(60.0, 2.0**sp.restarts)
+                sp.next_restart = now + delay
+                log.warning(
+                    "%s exited with %s; restarting in %.0fs",
+                    name,
+                    sp.child.proc and sp.child.proc.returncode,
+                    delay,
+                )
+            elif now >= sp.next_restart:
+                sp.restarts += 1
+                sp.next_restart = 0.0
+                sp.child.start()
+
+    def stop(self) -> None:
+        """Stop services (SIGTERM, then SIGKILL), then the engines."""
+        for sp in self.procs.values():
+            sp.child.signal(15)
+        for sp in reversed(list(self.procs.values())):
+            sp.child.stop(timeout=20)
+        if self.weed is not None:
+            self.weed.child.stop()
+        if self.nats is not None:
+            self.nats.child.stop()
+
+
+def _settings_from(env: Mapping[str, str]) -> dict[str, str]:
+    keys = set(CommonSettings.model_fields)
+    return {k.lower(): v for k, v in env.items() if k.lower() in keys}

@@ -1,0 +1,3 @@
+from services.web.service import run
+
+run()

@@ -1,0 +1,1 @@
+"""The capture worker shared by the archiver and media services."""

@@ -1,0 +1,37 @@
+"""The body of a capture-worker service: the archiver and media services differ only here."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+
+from shared.capture.settings import WorkerSettings
+from shared.capture.worker import WorkerConfig, run_worker
+from shared.lifecycle import ServiceContext
+from shared.s3 import ObjectStore
+from shared.settings import public_env
+from shared.subjects import ARCHIVER_JOBS, MEDIA_JOBS
+
+
+def worker_body(*, media: bool) -> Callable[[ServiceContext], Awaitable[None]]:
+    """The service body of the media worker (media=True) or the archiver (media=False)."""
+
+    async def body(ctx: ServiceContext) -> None:
+        s = ctx.settings
+        assert isinstance(s, WorkerSettings)
+        service = "media" if media else "archiver"
+        cfg = WorkerConfig(
+            service=service,
+            consumer=MEDIA_JOBS if media else ARCHIVER_JOBS,
+            plugins_dirs=[s.plugins_dir],
+            scratch_dir=s.data_dir / "scratch" / f"{service}-{os.getpid()}",
+            s3_prefix=s.s3_prefix,
+            concurrency=s.media_concurrency if media else s.archiver_concurrency,
+            only_plugins=s.media_plugins if media else None,
+            skip_plugins=() if media else s.media_plugins,
+            hook_env=public_env(dict(os.environ)),
+        )
+        async with ObjectStore(s) as store:
+            await run_worker(cfg, ctx.js, store, ctx.stop)
+
+    return body

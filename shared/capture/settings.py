@@ -1,0 +1,26 @@
+"""Settings of the capture workers (archiver and media services)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from shared.settings import CommonSettings, CsvList, split_csv
+
+REPO_PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
+
+
+class WorkerSettings(CommonSettings):
+    """Settings of one archiver or media worker process."""
+
+    plugins_dir: Path = Field(REPO_PLUGINS, description="Folder holding the plugin folders.")
+    media_plugins: CsvList = Field(
+        default_factory=lambda: ["media"],
+        description="Plugins run by the media service (and skipped by the archiver).",
+    )
+    archiver_concurrency: int = Field(2, ge=1, description="Snapshots one archiver runs at once.")
+    media_concurrency: int = Field(1, ge=1, description="Media jobs one media worker runs at once.")
+
+    def model_post_init(self, _: object) -> None:
+        self.media_plugins = split_csv(self.media_plugins)

@@ -1,0 +1,251 @@
+"""A capture worker: takes jobs from a JetStream work queue, runs the snapshot's hooks,
+uploads their output to S3 and streams every record to the writer.
+
+The archiver and media services are this worker with different consumers and plugin sets.
+Acknowledgement rules: a job is acked only after its records and its CaptureDone were
+stored by JetStream; when S3 or NATS fail mid-job the message is nak'ed with a delay and
+redelivered (nothing is lost); a job message that violates its model is terminated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import socket
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from prometheus_client import Counter, Histogram
+from pydantic import ValidationError
+
+from shared import bus
+from shared.capture.artifacts import artifact_key, artifact_kind, content_type
+from shared.errors import BusError, StorageError
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, HookRecord
+from shared.hooks.runner import HookSpec, SnapshotSpec, run_snapshot
+from shared.messages import CaptureDone, CaptureEvent, CaptureJob
+from shared.s3 import ObjectStore
+from shared.subjects import CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec
+
+log = logging.getLogger(__name__)
+
+JOBS_DONE = Counter(
+    "dla_jobs_total", "Capture jobs finished by this worker", ["service", "outcome"]
+)
+JOB_SECONDS = Histogram(
+    "dla_job_seconds",
+    "Wall time of one capture job",
+    ["service"],
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800),
+)
+UPLOADS = Counter("dla_artifact_bytes_total", "Artifact bytes uploaded", ["service"])
+
+
+@dataclass
+class WorkerConfig:
+    """How one worker process runs."""
+
+    service: str
+    consumer: ConsumerSpec
+    plugins_dirs: Sequence[Path]
+    scratch_dir: Path
+    s3_prefix: str
+    concurrency: int = 2
+    only_plugins: Collection[str] | None = None
+    skip_plugins: Collection[str] = ()
+    hook_env: dict[str, str] = field(default_factory=dict)
+    nak_delay_s: float = 30.0
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+
+class JobRun:
+    """Streams one job attempt's records to the writer and uploads each hook's files."""
+
+    def __init__(
+        self, cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, job: CaptureJob, run: int
+    ) -> None:
+        self.cfg, self.js, self.store, self.job, self.run = cfg, js, store, job, run
+        self.seq = 0
+        self.uploaded: set[Path] = set()
+        self.artifacts: list[ArtifactRecord] = []
+        self.storage_error: StorageError | None = None
+
+    async def publish(self, record: HookRecord) -> None:
+        """Publish one record as a CaptureEvent (raises BusError)."""
+        event = CaptureEvent(
+            job_id=self.job.job_id,
+            link_id=self.job.link_id,
+            snapshot_id=self.job.snapshot_id,
+            attempt=self.job.attempt,
+            run=self.run,
+            seq=self.seq,
+            worker=self.cfg.worker_id,
+            record=record,
+        )
+        self.seq += 1
+        await bus.publish(self.js, CAPTURE_RESULT, event)
+
+    async def record(self, hook: HookSpec, record: HookRecord) -> None:
+        """HookObserver: forward a record as it streams out of the hook."""
+        await self.publish(record)
+
+    async def hook_finished(
+        self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
+    ) -> None:
+        """HookObserver: upload the hook's new output files, then its final result."""
+        try:
+            await self.upload_new_files(hook.plugin, output_dir)
+        except StorageError as exc:
+            self.storage_error = exc
+            log.warning("%s: upload failed: %s", self.job.snapshot_id, exc)
+        await self.publish(result)
+
+    async def upload_new_files(self, plugin: str, output_dir: Path) -> None:
+        """Upload every file under output_dir not uploaded yet (skips .pid files)."""
+        for path, rel, size in await asyncio.to_thread(_list_files, output_dir):
+            if path in self.uploaded:
+                continue
+            if size == 0 and rel.endswith(".log"):
+                self.uploaded.add(path)
+                continue
+            key = artifact_key(
+                self.cfg.s3_prefix, self.job.link_id, self.job.snapshot_id, plugin, rel
+            )
+            ctype = content_type(rel)
+            size, digest = await self.store.put_file(key, path, ctype)
+            UPLOADS.labels(self.cfg.service).inc(size)
+            self.uploaded.add(path)
+            artifact = ArtifactRecord(
+                plugin=plugin,
+                kind=artifact_kind(plugin, rel),
+                path=rel,
+                s3_key=key,
+                content_type=ctype,
+                bytes=size,
+                sha256=digest,
+            )
+            self.artifacts.append(artifact)
+            await self.publish(artifact)
+
+    async def upload_meta(self, results: dict[str, ArchiveResultRecord]) -> None:
+        """Write the snapshot's meta.json next to its artifacts."""
+        meta = {
+            "snapshot_id": self.job.snapshot_id,
+            "link_id": self.job.link_id,
+            "url": self.job.url,
+            "attempt": self.job.attempt,
+            "worker": self.cfg.worker_id,
+            "service": self.cfg.service,
+            "finished_at": datetime.now(UTC).isoformat(),
+            "results": {
+                k: v.model_dump(mode="json", exclude_none=True) for k, v in results.items()
+            },
+            "artifacts": [a.model_dump(mode="json") for a in self.artifacts],
+        }
+        base = f"{self.cfg.s3_prefix}{self.job.link_id}/{self.job.snapshot_id}"
+        key = f"{base}/{self.cfg.service}.meta.json"
+        await self.store.put_bytes(key, json.dumps(meta, indent=1).encode(), "application/json")
+
+
+def _list_files(output_dir: Path) -> list[tuple[Path, str, int]]:
+    """(path, relative path, size) of every file under output_dir except .pid files."""
+    if not output_dir.exists():
+        return []
+    return [
+        (p, p.relative_to(output_dir).as_posix(), p.stat().st_size)
+        for p in sorted(output_dir.rglob("*"))
+        if p.is_file() and p.suffix != ".pid"
+    ]
+
+
+async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, msg: Msg) -> None:
+    """Handle one job message from start to ack/nak/term."""
+    try:
+        job = CaptureJob.model_validate_json(msg.data)
+    except ValidationError as exc:
+        log.error("terminating invalid job message: %s; data=%r", exc, msg.data[:200])
+        await msg.term()
+        JOBS_DONE.labels(cfg.service, "invalid").inc()
+        return
+    run = msg.metadata.num_delivered if msg.metadata else 1
+    jr = JobRun(cfg, js, store, job, run)
+    out_dir = cfg.scratch_dir / f"{job.snapshot_id}-{job.attempt}-{run}"
+    heartbeat = asyncio.create_task(bus.keep_in_progress(msg, cfg.consumer.ack_wait_s / 3))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        spec = SnapshotSpec(
+            snapshot_id=job.snapshot_id,
+            url=job.url,
+            out_dir=out_dir,
+            plugins_dirs=cfg.plugins_dirs,
+            env={**os.environ, **cfg.hook_env},
+            only_hooks=job.hooks,
+            only_plugins=cfg.only_plugins,
+            skip_plugins=cfg.skip_plugins,
+        )
+        outcome = await run_snapshot(spec, jr)
+        if jr.storage_error is not None:
+            raise jr.storage_error
+        results = outcome.results
+        await jr.upload_meta(results)
+        done = CaptureDone(
+            job_id=job.job_id,
+            link_id=job.link_id,
+            snapshot_id=job.snapshot_id,
+            attempt=job.attempt,
+            run=run,
+            worker=cfg.worker_id,
+            records=jr.seq,
+            retry_hooks=sorted(outcome.retry_hooks),
+        )
+        await bus.publish(js, CAPTURE_DONE, done)
+        await msg.ack_sync()
+        JOBS_DONE.labels(cfg.service, "retry" if outcome.retry_hooks else "done").inc()
+        log.info(
+            "%s %s done: %d records, retry %s",
+            job.snapshot_id,
+            job.url,
+            jr.seq,
+            outcome.retry_hooks,
+        )
+    except (StorageError, BusError) as exc:
+        log.warning(
+            "%s: job %d will be retried in %.0fs: %s", cfg.service, job.job_id, cfg.nak_delay_s, exc
+        )
+        JOBS_DONE.labels(cfg.service, "nak").inc()
+        try:
+            await msg.nak(delay=cfg.nak_delay_s)
+        except Exception as nak_exc:  # redelivery after ack_wait covers a lost nak
+            log.warning("nak failed: %s", nak_exc)
+    finally:
+        heartbeat.cancel()
+        JOB_SECONDS.labels(cfg.service).observe(loop.time() - started)
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+async def run_worker(
+    cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, stop: asyncio.Event
+) -> None:
+    """Fetch and process jobs, at most cfg.concurrency at a time, until stop is set."""
+    sub = await bus.pull_subscribe(js, cfg.consumer)
+    running: set[asyncio.Task[None]] = set()
+    while not stop.is_set():
+        free = cfg.concurrency - len(running)
+        if free <= 0:
+            await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            continue
+        for msg in await bus.fetch(sub, free, timeout=1.0):
+            task = asyncio.create_task(process(cfg, js, store, msg))
+            running.add(task)
+            task.add_done_callback(running.discard)
+    if running:
+        await asyncio.wait(running)

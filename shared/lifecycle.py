@@ -1,0 +1,79 @@
+"""Service process lifecycle: logging, signals, NATS connection, health server, stop event."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from shared import bus
+from shared.logs import setup_logging
+from shared.observability import HealthCheck, HealthServer, serve_health
+from shared.settings import CommonSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServiceContext:
+    """What a running service gets: its settings, NATS, and the stop event."""
+
+    name: str
+    settings: CommonSettings
+    nc: Client
+    js: JetStreamContext
+    stop: asyncio.Event
+
+
+def nats_check(nc: Client) -> HealthCheck:
+    """A health check that is ok while NATS is connected."""
+
+    async def check() -> dict[str, object]:
+        return {"ok": nc.is_connected, "nats": "connected" if nc.is_connected else "disconnected"}
+
+    return check
+
+
+async def serve(
+    name: str,
+    settings: CommonSettings,
+    body: Callable[[ServiceContext], Awaitable[None]],
+    check: Callable[[ServiceContext], HealthCheck] | None = None,
+) -> None:
+    """Connect, start /healthz + /metrics, run body until SIGTERM/SIGINT, then drain."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    nc = await bus.connect(settings.nats_url, name)
+    ctx = ServiceContext(name, settings, nc, nc.jetstream(), stop)
+    await bus.ensure_streams(ctx.js)
+    health: HealthServer = await serve_health(
+        settings, name, check(ctx) if check else nats_check(nc)
+    )
+    try:
+        await body(ctx)
+    finally:
+        await health.stop()
+        try:
+            await nc.drain()
+        except Exception as exc:
+            log.debug("drain: %s", exc)
+    log.info("%s stopped", name)
+
+
+def main(
+    name: str,
+    settings_factory: Callable[[], CommonSettings],
+    body: Callable[[ServiceContext], Awaitable[None]],
+    check: Callable[[ServiceContext], HealthCheck] | None = None,
+) -> None:
+    """Entry point of a service process: build settings at start-up, then serve."""
+    settings = settings_factory()
+    setup_logging(settings.log_level, name)
+    asyncio.run(serve(name, settings, body, check))

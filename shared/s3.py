@@ -1,0 +1,165 @@
+"""The object store: artifacts and backups in an S3-compatible bucket (aioboto3)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aioboto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from shared.errors import StorageError
+from shared.settings import CommonSettings
+
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: Path) -> tuple[int, str]:
+    """Size and hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+class ObjectStore:
+    """An async S3 client bound to one bucket; use as ``async with ObjectStore(settings)``."""
+
+    def __init__(self, settings: CommonSettings) -> None:
+        self.bucket = settings.s3_bucket
+        self._settings = settings
+        self._client: Any = None
+        self._ctx: Any = None
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        s = self._settings
+        kwargs: dict[str, Any] = {
+            "region_name": s.s3_region,
+            "config": Config(
+                signature_version="s3v4",
+                s3={"addressing_style": "path" if s.s3_force_path_style else "auto"},
+                retries={"max_attempts": 2, "mode": "standard"},
+                connect_timeout=5,
+                read_timeout=60,
+            ),
+        }
+        if s.s3_endpoint:
+            kwargs["endpoint_url"] = s.s3_endpoint
+        if s.aws_access_key_id and s.aws_secret_access_key:
+            kwargs["aws_access_key_id"] = s.aws_access_key_id.get_secret_value()
+            kwargs["aws_secret_access_key"] = s.aws_secret_access_key.get_secret_value()
+        return kwargs
+
+    async def __aenter__(self) -> ObjectStore:
+        session = aioboto3.Session()
+        self._ctx = session.client("s3", **self._client_kwargs())
+        self._client = await self._ctx.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._ctx is not None:
+            await self._ctx.__aexit__(exc_type, exc, tb)
+        self._client = self._ctx = None
+
+    @property
+    def client(self) -> Any:
+        """The underlying aioboto3 client."""
+        if self._client is None:
+            raise StorageError("ObjectStore used outside 'async with'")
+        return self._client
+
+    async def ensure_bucket(self) -> None:
+        """Create the bucket if it does not exist (idempotent)."""
+        try:
+            await self.client.head_bucket(Bucket=self.bucket)
+            return
+        except ClientError:
+            pass
+        except (BotoCoreError, OSError) as exc:
+            raise StorageError(f"S3 unreachable: {exc}") from exc
+        try:
+            await self.client.create_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                raise StorageError(f"cannot create bucket {self.bucket}: {exc}") from exc
+        except (BotoCoreError, OSError) as exc:
+            raise StorageError(f"S3 unreachable: {exc}") from exc
+
+    async def put_bytes(self, key: str, data: bytes, content_type: str) -> tuple[int, str]:
+        """Upload bytes; returns (size, sha256)."""
+        digest = hashlib.sha256(data).hexdigest()
+        try:
+            await self.client.put_object(
+                Bucket=self.bucket, Key=key, Body=data, ContentType=content_type
+            )
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"upload of {key} failed: {exc}") from exc
+        return len(data), digest
+
+    async def put_file(self, key: str, path: Path, content_type: str) -> tuple[int, str]:
+        """Upload a file (multipart when large); returns (size, sha256)."""
+        size, digest = sha256_file(path)
+        try:
+            await self.client.upload_file(
+                str(path), self.bucket, key, ExtraArgs={"ContentType": content_type}
+            )
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"upload of {key} failed: {exc}") from exc
+        return size, digest
+
+    async def get_bytes(self, key: str) -> bytes:
+        """Download an object into memory."""
+        try:
+            resp = await self.client.get_object(Bucket=self.bucket, Key=key)
+            async with resp["Body"] as body:
+                data: bytes = await body.read()
+                return data
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"download of {key} failed: {exc}") from exc
+
+    async def head(self, key: str) -> dict[str, Any] | None:
+        """Object metadata, or None when absent."""
+        try:
+            resp: dict[str, Any] = await self.client.head_object(Bucket=self.bucket, Key=key)
+            return resp
+        except ClientError:
+            return None
+        except (BotoCoreError, OSError) as exc:
+            raise StorageError(f"head of {key} failed: {exc}") from exc
+
+    async def download_file(self, key: str, path: Path) -> None:
+        """Download an object to a file."""
+        try:
+            await self.client.download_file(self.bucket, key, str(path))
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"download of {key} failed: {exc}") from exc
+
+    async def list_keys(self, prefix: str) -> list[str]:
+        """Every key under a prefix."""
+        keys: list[str] = []
+        try:
+            paginator = self.client.get_paginator("list_objects_v2")
+            async for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+                keys.extend(obj["Key"] for obj in page.get("Contents", []))
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"listing {prefix} failed: {exc}") from exc
+        return keys
+
+    async def presigned_get(self, key: str, expires_s: int = 3600) -> str:
+        """A time-limited GET URL for an object."""
+        url: str = await self.client.generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_s
+        )
+        return url

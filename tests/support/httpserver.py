@@ -1,0 +1,65 @@
+"""A fixture HTTP server on 127.0.0.x with programmable routes, for tests and benchmarks."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """A canned response."""
+
+    body: bytes = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html"})
+
+
+Route = Reply | Callable[[BaseHTTPRequestHandler], Reply]
+
+
+class FixtureServer:
+    """Serves `routes` (path -> Reply or callable) on host:free port in a thread."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.requests.append((self.path, dict(self.headers)))
+                route = server.routes.get(self.path) or server.routes.get(self.path.split("?")[0])
+                reply = route(self) if callable(route) else route
+                if reply is None:
+                    reply = Reply(b"not found", 404, {"Content-Type": "text/plain"})
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.host = host
+        self.port = int(self.httpd.server_address[1])
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        """http://host:port"""
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> FixtureServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
