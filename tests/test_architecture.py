@@ -1,0 +1,84 @@
+"""Architecture rules as tests: the tree keeps the shape docs/architecture.md describes."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from shared.messages import Message
+from shared.subjects import MODELS, STREAMS
+
+REPO = Path(__file__).resolve().parents[1]
+SERVICES = sorted(p.name for p in (REPO / "services").iterdir() if (p / "__init__.py").exists())
+PLUGINS = sorted(p for p in (REPO / "plugins").iterdir() if p.is_dir() and p.name != "__pycache__")
+
+
+def imports_of(path: Path) -> set[str]:
+    """Top two components of every module a Python file imports."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(".".join(a.name.split(".")[:2]) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(".".join(node.module.split(".")[:2]))
+    return found
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_no_service_imports_another(service: str) -> None:
+    others = {f"services.{s}" for s in SERVICES if s not in (service, "supervisor")}
+    for path in (REPO / "services" / service).rglob("*.py"):
+        assert not imports_of(path) & others, f"{path} imports another service"
+
+
+def test_shared_never_imports_services() -> None:
+    for path in (REPO / "shared").rglob("*.py"):
+        assert not any(m.startswith("services") for m in imports_of(path)), path
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_plugins_never_import_services(plugin: Path) -> None:
+    for path in plugin.rglob("*.py"):
+        assert not any(m.startswith("services") for m in imports_of(path)), path
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_every_plugin_setting_is_described(plugin: Path) -> None:
+    schema = json.loads((plugin / "config.json").read_text())
+    props = schema.get("properties", {})
+    assert props, f"{plugin.name}/config.json declares no settings"
+    for name, spec in props.items():
+        assert spec.get("description"), f"{plugin.name}: {name} has no description"
+        assert "default" in spec, f"{plugin.name}: {name} has no default"
+    prefix = plugin.name.upper()
+    assert f"{prefix}_TIMEOUT" in props, f"{plugin.name} must support {prefix}_TIMEOUT"
+    hooks = list(plugin.glob("on_Snapshot__*"))
+    assert hooks, f"{plugin.name} has no hook"
+    assert (plugin / "tests").is_dir(), f"{plugin.name} has no tests/"
+
+
+def test_every_subject_has_a_model_and_a_stream() -> None:
+    streamed = {s for spec in STREAMS for s in spec.subjects}
+    assert set(MODELS) == streamed
+    for subject, model in MODELS.items():
+        assert issubclass(model, Message), subject
+
+
+def test_only_the_writer_writes_sqlite() -> None:
+    """Outside services/writer, SQLite is only ever opened read-only."""
+    opener = re.compile(r"sqlite3\.connect\((?P<args>[^)]*)\)")
+    for path in [*(REPO / "services").rglob("*.py"), *(REPO / "shared").rglob("*.py")]:
+        if "writer" in path.parts:
+            continue
+        for m in opener.finditer(path.read_text()):
+            assert "mode=ro" in m.group("args"), f"{path}: writable sqlite connection"
+
+
+def test_product_code_never_reads_the_reference_folder() -> None:
+    for path in [*(REPO / "services").rglob("*.py"), *(REPO / "shared").rglob("*.py")]:
+        assert "../shared" not in path.read_text(), path
