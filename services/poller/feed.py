@@ -104,6 +104,8 @@ async def fetch(
 
 
 def _when(entry: Any, key: str) -> datetime | None:
+    if key.removesuffix("_parsed") not in entry:
+        return None  # (feedparser would fall back to another date, with a warning)
     parsed = entry.get(key)
     if not parsed:
         return None
