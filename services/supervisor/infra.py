@@ -36,6 +36,11 @@ class Nats:
     child: Child
     url: str
 
+    @property
+    def port(self) -> int:
+        """The client port."""
+        return int(self.url.rsplit(":", 1)[1])
+
 
 def start_nats(store_dir: Path, log_path: Path | None = None, port: int = -1) -> Nats:
     """Start nats-server with JetStream on 127.0.0.1 (port -1 = a free port)."""
@@ -103,17 +108,26 @@ class Weed:
 
     child: Child
     endpoint: str
+    ports: list[int]
+
+
+WEED_PORTS = 13
 
 
 def start_weed(
-    data_dir: Path, bucket: str, creds: S3Credentials, log_path: Path | None = None
+    data_dir: Path,
+    bucket: str,
+    creds: S3Credentials,
+    log_path: Path | None = None,
+    ports: list[int] | None = None,
 ) -> Weed:
-    """Start `weed mini` bound to 127.0.0.1 with every port free-picked and telemetry off."""
+    """Start `weed mini` bound to 127.0.0.1, telemetry off, on `ports` (default: free ones)."""
     data_dir.mkdir(parents=True, exist_ok=True)
+    ports = ports or free_ports(WEED_PORTS)
     (
         master, master_g, volume, volume_g, filer, filer_g,
         s3, s3_g, admin, admin_g, iceberg, lance, metrics,
-    ) = free_ports(13)  # fmt: skip
+    ) = ports  # fmt: skip
     argv = [
         venv_binary("weed"), "mini", f"-dir={data_dir}",
         "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false",
@@ -133,4 +147,4 @@ def start_weed(
     if not wait_for_port("127.0.0.1", s3, 60):
         child.stop()
         raise ConfigError(f"weed mini did not start (see {log_path})")
-    return Weed(child, f"http://127.0.0.1:{s3}")
+    return Weed(child, f"http://127.0.0.1:{s3}", ports)

@@ -122,6 +122,29 @@ class Stack:
                 sp.next_restart = 0.0
                 sp.child.start()
 
+    def restart_nats(self) -> None:
+        """Stop the embedded nats-server and start it again on the same port and store."""
+        assert self.nats is not None
+        port = self.nats.port
+        self.nats.child.stop()
+        logs = self.log_dir or self.data_dir / "logs"
+        self.nats = start_nats(self.data_dir / "nats", logs / "nats.log", port=port)
+
+    def stop_s3(self) -> None:
+        """Stop the embedded S3 server (to test what happens while it is down)."""
+        assert self.weed is not None
+        self.weed.child.stop()
+
+    def start_s3_again(self) -> None:
+        """Start the embedded S3 server again on the same ports and data."""
+        assert self.weed is not None
+        logs = self.log_dir or self.data_dir / "logs"
+        creds = load_or_create_credentials(self.data_dir)
+        bucket = self.env.get("S3_BUCKET", "link-archive")
+        self.weed = start_weed(
+            self.data_dir / "s3", bucket, creds, logs / "s3.log", ports=self.weed.ports
+        )
+
     def stop(self) -> None:
         """Stop services (SIGTERM, then SIGKILL), then the engines."""
         for sp in self.procs.values():

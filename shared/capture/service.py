@@ -30,6 +30,7 @@ def worker_body(*, media: bool) -> Callable[[ServiceContext], Awaitable[None]]:
             only_plugins=s.media_plugins if media else None,
             skip_plugins=() if media else s.media_plugins,
             hook_env=public_env(dict(os.environ)),
+            nak_delay_s=s.job_retry_delay_seconds,
         )
         async with ObjectStore(s) as store:
             await run_worker(cfg, ctx.js, store, ctx.stop)

@@ -21,6 +21,9 @@ class WorkerSettings(CommonSettings):
     )
     archiver_concurrency: int = Field(2, ge=1, description="Snapshots one archiver runs at once.")
     media_concurrency: int = Field(1, ge=1, description="Media jobs one media worker runs at once.")
+    job_retry_delay_seconds: float = Field(
+        30, gt=0, description="Delay before a job is redelivered after S3 or NATS failed."
+    )
 
     def model_post_init(self, _: object) -> None:
         self.media_plugins = split_csv(self.media_plugins)

@@ -1,0 +1,125 @@
+"""End-to-end fixtures: a fixture forum, an "outside web" host, and the whole stack."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from services.supervisor.procs import free_ports
+from services.supervisor.stack import Stack
+from tests.support.forum import Post, posts_rss
+from tests.support.httpserver import FixtureServer, Reply
+
+
+@dataclass
+class Forum:
+    """A fixture Discourse forum whose posts can change between polls."""
+
+    server: FixtureServer
+    posts: list[Post] = field(default_factory=list)
+
+    def add(self, post_id: int, cooked: str) -> None:
+        self.posts.append(Post(post_id, post_id, cooked))
+
+    @property
+    def rss_url(self) -> str:
+        return f"{self.server.base}/posts.rss"
+
+
+@pytest.fixture
+def outside_web() -> Iterator[FixtureServer]:
+    """The web the forum links to, on 127.0.0.2 (another host than the forum)."""
+    with FixtureServer("127.0.0.2") as web:
+        yield web
+
+
+@pytest.fixture
+def forum() -> Iterator[Forum]:
+    with FixtureServer("127.0.0.1") as server:
+        f = Forum(server)
+        server.routes["/posts.rss"] = lambda _: Reply(
+            posts_rss(server.base, f.posts), headers={"Content-Type": "application/rss+xml"}
+        )
+        yield f
+
+
+@dataclass
+class Running:
+    """A started stack and how to reach it."""
+
+    stack: Stack
+    web: str
+
+    @property
+    def db_path(self) -> Path:
+        return self.stack.data_dir / "archive.sqlite3"
+
+    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        if not self.db_path.exists():
+            return []
+        with sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True) as db:
+            return db.execute(sql, args).fetchall()
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.25)
+        logs = self.stack.data_dir / "logs"
+        tails = "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
+            for p in sorted(logs.glob("*.log"))
+        )
+        pytest.fail(f"timed out waiting for {what}\n{tails}")
+
+    def index(self) -> list[dict[str, Any]]:
+        try:
+            links: list[dict[str, Any]] = httpx.get(f"{self.web}/index.json", timeout=2).json()[
+                "links"
+            ]
+            return links
+        except (httpx.HTTPError, ValueError, KeyError):
+            return []
+
+    def archived(self, url_suffix: str) -> dict[str, Any] | None:
+        """The index entry of a link whose raw response is stored, if any."""
+        for link in self.index():
+            kinds = {a["kind"] for a in link["artifacts"]}
+            if link["url"].endswith(url_suffix) and "raw_response" in kinds:
+                return link
+        return None
+
+    def metrics_port(self, service: str) -> int:
+        return int((self.stack.data_dir / "run" / f"{service}.port").read_text())
+
+
+@pytest.fixture
+def running(tmp_path: Path, forum: Forum) -> Iterator[Running]:
+    (web_port,) = free_ports(1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env.update(
+        RSS_URL=forum.rss_url,
+        POLL_INTERVAL_SECONDS="0.5",
+        ALLOW_PRIVATE_TARGETS="true",
+        ARCHIVE_MODE="all",
+        WEB_PORT=str(web_port),
+        JOB_RETRY_DELAY_SECONDS="1",
+        LOG_LEVEL="INFO",
+    )
+    st = Stack(data_dir=tmp_path / "data", env=env)
+    try:
+        st.start_engines()
+        st.start_services()
+        yield Running(st, f"http://127.0.0.1:{web_port}")
+    finally:
+        st.stop()
