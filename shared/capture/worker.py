@@ -29,7 +29,7 @@ from shared import bus
 from shared.capture.artifacts import artifact_key, artifact_kind, content_type
 from shared.errors import BusError, StorageError
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, HookRecord
-from shared.hooks.runner import HookSpec, SnapshotSpec, run_snapshot
+from shared.hooks.runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob
 from shared.s3 import ObjectStore
 from shared.subjects import CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec
@@ -154,6 +154,17 @@ class JobRun:
         await self.store.put_bytes(key, json.dumps(meta, indent=1).encode(), "application/json")
 
 
+def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[str]:
+    """Keys of the hooks this worker runs for the job: its plugin set, narrowed to job.hooks."""
+    hooks = discover_hooks(cfg.plugins_dirs, "Snapshot", only=job.hooks, enabled_env=cfg.hook_env)
+    return [
+        h.key
+        for h in hooks
+        if (cfg.only_plugins is None or h.plugin in cfg.only_plugins)
+        and h.plugin not in cfg.skip_plugins
+    ]
+
+
 def _list_files(output_dir: Path) -> list[tuple[Path, str, int]]:
     """(path, relative path, size) of every file under output_dir except .pid files."""
     if not output_dir.exists():
@@ -182,20 +193,24 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
     started = loop.time()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        spec = SnapshotSpec(
-            snapshot_id=job.snapshot_id,
-            url=job.url,
-            out_dir=out_dir,
-            plugins_dirs=cfg.plugins_dirs,
-            env={**os.environ, **cfg.hook_env},
-            only_hooks=job.hooks,
-            only_plugins=cfg.only_plugins,
-            skip_plugins=cfg.skip_plugins,
-        )
-        outcome = await run_snapshot(spec, jr)
+        hooks = select_hooks(cfg, job)
+        results: dict[str, ArchiveResultRecord] = {}
+        retry: list[str] = []
+        if hooks:
+            spec = SnapshotSpec(
+                snapshot_id=job.snapshot_id,
+                url=job.url,
+                out_dir=out_dir,
+                plugins_dirs=cfg.plugins_dirs,
+                env=cfg.hook_env,
+                only_hooks=hooks,
+                attempt=job.attempt,
+            )
+            outcome = await run_snapshot(spec, jr)
+            results = {h.hook.key: h.result for h in outcome.hooks}
+            retry = sorted(h.hook.key for h in outcome.to_retry)
         if jr.storage_error is not None:
             raise jr.storage_error
-        results = outcome.results
         await jr.upload_meta(results)
         done = CaptureDone(
             job_id=job.job_id,
@@ -205,17 +220,17 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
             run=run,
             worker=cfg.worker_id,
             records=jr.seq,
-            retry_hooks=sorted(outcome.retry_hooks),
+            retry_hooks=retry,
         )
         await bus.publish(js, CAPTURE_DONE, done)
         await msg.ack_sync()
-        JOBS_DONE.labels(cfg.service, "retry" if outcome.retry_hooks else "done").inc()
+        JOBS_DONE.labels(cfg.service, "retry" if retry else "done").inc()
         log.info(
             "%s %s done: %d records, retry %s",
             job.snapshot_id,
             job.url,
             jr.seq,
-            outcome.retry_hooks,
+            retry,
         )
     except (StorageError, BusError) as exc:
         log.warning(

@@ -1,0 +1,154 @@
+"""The capture worker on real NATS JetStream and SeaweedFS, with the real runner and plugins."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from nats.js.errors import NotFoundError
+
+from services.supervisor.procs import free_ports
+from shared import bus
+from shared.capture.settings import REPO_PLUGINS
+from shared.capture.worker import WorkerConfig, run_worker
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
+from shared.messages import CaptureDone, CaptureEvent, CaptureJob
+from shared.s3 import ObjectStore
+from shared.settings import CommonSettings
+from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, RESULTS
+from tests.support.httpserver import FixtureServer, Reply
+
+pytestmark = pytest.mark.integration
+PAGE = b"<html><title>t</title><p>page</p></html>"
+
+
+def settings(nats_url: str, s3_env: dict[str, str]) -> CommonSettings:
+    return CommonSettings.model_validate(
+        {"nats_url": nats_url, **{k.lower(): v for k, v in s3_env.items()}}
+    )
+
+
+def job(url: str, job_id: int = 1) -> CaptureJob:
+    return CaptureJob(
+        job_id=job_id, link_id=7, snapshot_id=f"snap{job_id}", url=url,
+        deadline=datetime.now(UTC) + timedelta(minutes=5),
+    )  # fmt: skip
+
+
+class Harness:
+    def __init__(self, nats_url: str, s: CommonSettings, tmp: Path) -> None:
+        self.nats_url, self.s, self.tmp = nats_url, s, tmp
+        self.stop = asyncio.Event()
+
+    async def __aenter__(self) -> Harness:
+        self.nc = await bus.connect(self.nats_url, "test")
+        self.js = self.nc.jetstream()
+        await bus.ensure_streams(self.js)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.nc.close()
+
+    def config(self) -> WorkerConfig:
+        return WorkerConfig(
+            service="archiver", consumer=ARCHIVER_JOBS, plugins_dirs=[REPO_PLUGINS],
+            scratch_dir=self.tmp / "scratch", s3_prefix="archives/", nak_delay_s=0.5,
+            hook_env={"ALLOW_PRIVATE_TARGETS": "true", "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+
+    async def results(self, until_done: int, timeout: float = 60) -> list[object]:
+        sub = await self.js.pull_subscribe("capture.>", stream=RESULTS.name)
+        got: list[object] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while sum(isinstance(m, CaptureDone) for m in got) < until_done:
+            assert loop.time() < deadline, f"timed out; got {got}"
+            for msg in await bus.fetch(sub, 100, timeout=0.5):
+                model = CaptureDone if msg.subject == CAPTURE_DONE else CaptureEvent
+                got.append(model.model_validate_json(msg.data))
+                await msg.ack()
+        return got
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[FixtureServer]:
+    with FixtureServer("127.0.0.2") as s:
+        s.routes["/p"] = Reply(PAGE)
+        yield s
+
+
+async def test_a_job_streams_records_and_uploads_artifacts(
+    nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
+) -> None:
+    s = settings(nats_url, s3_env)
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await store.ensure_bucket()
+        await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p"))
+        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
+        got = await h.results(until_done=1)
+        h.stop.set()
+        await worker
+        events = [m for m in got if isinstance(m, CaptureEvent)]
+        done = next(m for m in got if isinstance(m, CaptureDone))
+        assert done.records == len(events) and done.retry_hooks == []
+        assert [e.seq for e in events] == list(range(len(events)))
+        statuses = [e.record.status for e in events if isinstance(e.record, ArchiveResultRecord)]
+        assert statuses[0] == "queued" and statuses[-1] == "succeeded"
+        artifacts = {
+            e.record.kind: e.record for e in events if isinstance(e.record, ArtifactRecord)
+        }
+        raw = artifacts["raw_response"]
+        assert raw.s3_key == "archives/7/snap1/fetch/body" and "headers" in artifacts
+        assert await store.get_bytes(raw.s3_key) == PAGE
+        assert raw.sha256 == hashlib.sha256(PAGE).hexdigest() and raw.bytes == len(PAGE)
+        assert await store.head("archives/7/snap1/archiver.meta.json") is not None
+        info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)
+        assert info.num_ack_pending == 0 and info.num_pending == 0
+
+
+async def test_invalid_job_is_terminated_and_does_not_block(
+    nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
+) -> None:
+    s = settings(nats_url, s3_env)
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await h.js.publish(JOB_CAPTURE, b'{"job_id": "not a number"}')
+        await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p", job_id=2))
+        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
+        got = await h.results(until_done=1)
+        h.stop.set()
+        await worker
+        assert [m.job_id for m in got if isinstance(m, CaptureDone)] == [2]
+
+
+async def test_s3_down_naks_the_job_and_nothing_is_acked(
+    nats_url: str, site: FixtureServer, tmp_path: Path
+) -> None:
+    (dead,) = free_ports(1)
+    s = settings(nats_url, {"S3_ENDPOINT": f"http://127.0.0.1:{dead}", "S3_BUCKET": "nope"})
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p", job_id=3))
+        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
+        for _ in range(200):
+            await asyncio.sleep(0.1)
+            with contextlib.suppress(NotFoundError):
+                info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)
+                if info.num_redelivered >= 1:
+                    break
+        h.stop.set()
+        await worker
+        info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)
+        assert info.num_redelivered >= 1, "the job came back after the nak"
+        stream = await h.js.stream_info("JOBS")
+        assert stream.state.messages == 1, "the job is still in the work queue"
+        results = await h.js.stream_info(RESULTS.name)
+        dones = [
+            CaptureDone.model_validate_json((await h.js.get_msg(RESULTS.name, seq)).data or b"")
+            for seq in range(1, results.state.last_seq + 1)
+            if (await h.js.get_msg(RESULTS.name, seq)).subject == CAPTURE_DONE
+        ]
+        assert dones == [], "no attempt is reported done while its files are not stored"
