@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import ConnectionClosedError, NoServersError, TimeoutError
+from nats.errors import ConnectionClosedError, NoServersError
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, StreamConfig
 from nats.js.errors import NotFoundError

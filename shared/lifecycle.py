@@ -59,11 +59,14 @@ async def serve(
     try:
         await body(ctx)
     finally:
+        log.info("%s stopping", name)
         await health.stop()
         try:
-            await nc.drain()
+            # flush what we published, then close (drain() waits ~30 s on pull subscriptions)
+            await asyncio.wait_for(nc.flush(), timeout=5)
         except Exception as exc:
-            log.debug("drain: %s", exc)
+            log.debug("flush: %s", exc)
+        await nc.close()
     log.info("%s stopped", name)
 
 

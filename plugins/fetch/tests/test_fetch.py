@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -66,9 +67,9 @@ def test_500_is_a_hard_failure(site: FixtureServer, tmp_path: Path) -> None:
 
 
 def test_unreachable_is_a_hard_failure(tmp_path: Path) -> None:
-    from services.supervisor.procs import free_ports
-
-    (port,) = free_ports(1)
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     code, records = run(f"http://127.0.0.1:{port}/", tmp_path)
     assert code == 1 and result(records).error_code == "E_FETCH_FAILED"
 

@@ -1,0 +1,90 @@
+"""Registrable domains (public suffix list, offline) and the https-only host table."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tldextract
+
+HTTPS_ONLY_DOMAINS = frozenset(
+    {
+        # every platform of the default deletable allowlist (and their short/CDN hosts)
+        "reddit.com",
+        "redd.it",
+        "youtube.com",
+        "youtu.be",
+        "youtube-nocookie.com",
+        "x.com",
+        "twitter.com",
+        "t.co",
+        "tiktok.com",
+        "instagram.com",
+        "instagr.am",
+        "facebook.com",
+        "fb.watch",
+        "fb.com",
+        "bsky.app",
+        "threads.net",
+        # large sites that only serve https (HSTS preloaded)
+        "archive.org",
+        "wikipedia.org",
+        "github.com",
+        "medium.com",
+        "substack.com",
+        "vimeo.com",
+        "twitch.tv",
+        "imgur.com",
+        "tumblr.com",
+        "linkedin.com",
+        "spotify.com",
+        "soundcloud.com",
+        "google.com",
+    }
+)
+"""Registrable domains whose ``http://`` links are upgraded to ``https://`` in the
+canonical form. Other hosts keep the scheme they were linked with."""
+
+
+@lru_cache(maxsize=1)
+def _extractor() -> tldextract.TLDExtract:
+    # suffix_list_urls=() -> only the snapshot bundled with tldextract, never the network;
+    # cache_dir=None -> nothing written to disk.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+@lru_cache(maxsize=65536)
+def registrable_domain(host: str) -> str:
+    """The registrable domain ("eTLD+1") of a host: ``old.reddit.com`` -> ``reddit.com``.
+
+    IP literals, single-label hosts and hosts that *are* a public suffix are returned as
+    given (lower-cased, without a trailing dot). Never raises.
+    """
+    h = host.strip().lower().rstrip(".") if isinstance(host, str) else ""
+    if not h or h.startswith("[") or h.replace(".", "").isdigit():
+        return h
+    try:
+        r = _extractor()(h)
+    except Exception:  # tldextract on odd input: fall back to the host itself
+        return h
+    if r.domain and r.suffix:
+        return f"{r.domain}.{r.suffix}"
+    return h
+
+
+def host_matches(host: str, entries: frozenset[str]) -> str | None:
+    """The entry of ``entries`` that ``host`` equals or is a subdomain of, else ``None``.
+
+    Only the registrable domain and names below it are tried, so an entry such as
+    ``co.uk`` (a public suffix) never matches everything under it.
+    """
+    reg = registrable_domain(host)
+    candidate = host
+    while True:
+        if candidate in entries:
+            return candidate
+        if len(candidate) <= len(reg):
+            return None
+        dot = candidate.find(".")
+        if dot < 0:
+            return None
+        candidate = candidate[dot + 1 :]
