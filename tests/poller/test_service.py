@@ -1,0 +1,120 @@
+"""The poller against a fixture forum and a real nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from services.poller.service import Poller
+from services.poller.settings import PollerSettings
+from shared import bus
+from shared.lifecycle import ServiceContext
+from shared.messages import FeedGap, FeedPost
+from shared.subjects import FEED
+from tests.support.forum import Post, posts_rss
+from tests.support.httpserver import FixtureServer, Reply
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def ctx(nats_url: str, tmp_path: Path) -> AsyncIterator[ServiceContext]:
+    nc = await bus.connect(nats_url, "test-poller")
+    js = nc.jetstream()
+    await bus.ensure_streams(js)
+    settings = PollerSettings(data_dir=tmp_path, rss_url="http://unused/posts.rss")
+    yield ServiceContext("poller", settings, nc, js, asyncio.Event())
+    await nc.close()
+
+
+async def published(ctx: ServiceContext) -> list[FeedPost | FeedGap]:
+    info = await ctx.js.stream_info(FEED.name)
+    out: list[FeedPost | FeedGap] = []
+    for seq in range(1, info.state.last_seq + 1):
+        msg = await ctx.js.get_msg(FEED.name, seq)
+        model = FeedGap if msg.subject == "feed.gap" else FeedPost
+        out.append(model.model_validate_json(msg.data or b""))
+    return out
+
+
+def poller_for(ctx: ServiceContext, url: str, **extra: object) -> Poller:
+    assert isinstance(ctx.settings, PollerSettings)
+    settings = ctx.settings.model_copy(update={"feeds": [url], **extra})
+    return Poller(ctx, settings)
+
+
+async def poll(poller: Poller, url: str) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(timeout=5) as client:
+        await poller.poll(client, url)
+
+
+async def test_changing_etags_do_not_republish_unchanged_posts(ctx: ServiceContext) -> None:
+    counter = itertools.count()
+    posts = [Post(1, 1, '<p><a href="https://www.reddit.com/r/a/comments/x1/t/">r</a></p>')]
+    with FixtureServer() as forum:
+        forum.routes["/posts.rss"] = lambda _: Reply(
+            posts_rss(forum.base, posts), headers={"ETag": f'"{next(counter)}"'}
+        )
+        poller = poller_for(ctx, f"{forum.base}/posts.rss")
+        for _ in range(3):
+            await poll(poller, f"{forum.base}/posts.rss")
+        posts[0] = Post(1, 1, posts[0].cooked + "<p>edited</p>")
+        await poll(poller, f"{forum.base}/posts.rss")
+    msgs = await published(ctx)
+    assert len(msgs) == 2, "the post once, then its edit"
+    first = msgs[0]
+    assert isinstance(first, FeedPost)
+    (link,) = first.links
+    assert link.canonical_url == "https://old.reddit.com/r/a/comments/x1/t/"
+    assert link.policy == "archive" and not link.in_quote
+
+
+async def test_a_post_with_5000_links_is_published_whole(ctx: ServiceContext) -> None:
+    cooked = "".join(f'<p><a href="https://x.com/u/status/{i}">{i}</a></p>' for i in range(5000))
+    with FixtureServer() as forum:
+        forum.routes["/posts.rss"] = Reply(posts_rss(forum.base, [Post(9, 1, cooked)]))
+        await poll(poller_for(ctx, f"{forum.base}/posts.rss"), f"{forum.base}/posts.rss")
+    (msg,) = await published(ctx)
+    assert isinstance(msg, FeedPost) and len(msg.links) == 5000
+
+
+async def test_a_bad_feed_is_counted_and_the_next_good_poll_works(ctx: ServiceContext) -> None:
+    replies = [Reply(b"<html>down for maintenance", 503), Reply(b"not xml \x00"), None]
+    with FixtureServer() as forum:
+        good = Reply(posts_rss(forum.base, [Post(1, 1, "<p>hi</p>")]))
+        forum.routes["/posts.rss"] = lambda _: replies.pop(0) or good
+        poller = poller_for(ctx, f"{forum.base}/posts.rss")
+        for _ in range(3):
+            await poll(poller, f"{forum.base}/posts.rss")
+    assert [type(m) for m in await published(ctx)] == [FeedPost]
+
+
+async def test_a_gap_between_polls_is_backfilled_and_recorded(ctx: ServiceContext) -> None:
+    import json
+
+    with FixtureServer() as forum:
+        shown = [Post(i, 1, f"<p>{i}</p>") for i in (1, 2)]
+        forum.routes["/posts.rss"] = lambda _: Reply(posts_rss(forum.base, shown))
+        api = [
+            {"id": i, "cooked": f"<p>{i}</p>", "post_url": f"/t/t/1/{i}"} for i in range(9, 0, -1)
+        ]
+        forum.routes["/posts.json"] = lambda h: Reply(
+            json.dumps(
+                {"latest_posts": [p for p in api if p["id"] < int(h.path.split("=")[1])]}
+            ).encode()
+        )
+        poller = poller_for(ctx, f"{forum.base}/posts.rss")
+        await poll(poller, f"{forum.base}/posts.rss")
+        shown[:] = [Post(i, 1, f"<p>{i}</p>") for i in (8, 9)]  # 3..7 never shown in the feed
+        await poll(poller, f"{forum.base}/posts.rss")
+    msgs = await published(ctx)
+    gaps = [m for m in msgs if isinstance(m, FeedGap)]
+    assert len(gaps) == 1 and gaps[0].closed and gaps[0].backfilled_posts == 5
+    guids = sorted(m.guid for m in msgs if isinstance(m, FeedPost))
+    assert guids == sorted(f"forum.test-post-{i}" for i in range(1, 10))
