@@ -6,6 +6,7 @@ import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,7 +102,7 @@ async def test_a_gap_between_polls_is_backfilled_and_recorded(ctx: ServiceContex
     with FixtureServer() as forum:
         shown = [Post(i, 1, f"<p>{i}</p>") for i in (1, 2)]
         forum.routes["/posts.rss"] = lambda _: Reply(posts_rss(forum.base, shown))
-        api = [
+        api: list[dict[str, Any]] = [
             {"id": i, "cooked": f"<p>{i}</p>", "post_url": f"/t/t/1/{i}"} for i in range(9, 0, -1)
         ]
         forum.routes["/posts.json"] = lambda h: Reply(
