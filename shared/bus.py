@@ -30,7 +30,7 @@ async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Clie
         log.warning("nats: %s", exc)
 
     async def on_disconnect() -> None:
-        log.warning("nats: disconnected")
+        log.info("nats: disconnected")
 
     async def on_reconnect() -> None:
         log.info("nats: reconnected")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hook: fetch the URL over plain HTTP and keep the raw response body and headers.
 
-Writes `body` (the bytes as received, decompressed) and `headers.json` (status, headers,
+Writes `body.<ext>` (the bytes as received, decompressed) and `headers.json` (status, headers,
 final URL, redirect chain, timings). Every redirect hop is checked against the target
 policy. 4xx and refused targets are soft failures (exit 0, status failed); network errors,
 timeouts and 5xx are hard failures (exit 1, retried later).
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import mimetypes
 import os
 import sys
 import time
@@ -23,6 +24,8 @@ import httpx
 from shared.errors import TargetRefused
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
 from shared.targets import check_target
+
+BODY_EXTENSIONS = {"text/html": ".html", "text/plain": ".txt", "application/json": ".json"}
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -82,7 +85,9 @@ def main() -> int:
         else:
             return fail(f"more than {max_redirects} redirects", "E_FETCH_REDIRECTS", hard=False)
 
-    Path("body").write_bytes(bytes(body))
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    body_name = "body" + (BODY_EXTENSIONS.get(ctype) or mimetypes.guess_extension(ctype) or ".bin")
+    Path(body_name).write_bytes(bytes(body))
     meta = {
         "url": args.url,
         "final_url": url,
@@ -91,6 +96,7 @@ def main() -> int:
         "http_version": response.http_version,
         "headers": [[k, v] for k, v in response.headers.multi_items()],
         "content_type": response.headers.get("content-type", ""),
+        "body_file": body_name,
         "bytes": len(body),
         "truncated": truncated,
         "redirects": chain,

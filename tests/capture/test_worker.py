@@ -103,7 +103,7 @@ async def test_a_job_streams_records_and_uploads_artifacts(
             e.record.kind: e.record for e in events if isinstance(e.record, ArtifactRecord)
         }
         raw = artifacts["raw_response"]
-        assert raw.s3_key == "archives/7/snap1/fetch/body" and "headers" in artifacts
+        assert raw.s3_key == "archives/7/snap1/fetch/body.html" and "headers" in artifacts
         assert await store.get_bytes(raw.s3_key) == PAGE
         assert raw.sha256 == hashlib.sha256(PAGE).hexdigest() and raw.bytes == len(PAGE)
         assert await store.head("archives/7/snap1/archiver.meta.json") is not None

@@ -46,7 +46,7 @@ def result(records: list[object]) -> ArchiveResultRecord:
 def test_success_keeps_body_headers_and_redirect_chain(site: FixtureServer, tmp_path: Path) -> None:
     code, records = run(f"{site.base}/hop", tmp_path)
     assert code == 0 and result(records).status == "succeeded"
-    assert (tmp_path / "body").read_bytes() == b"<p>hi</p>"
+    assert (tmp_path / "body.html").read_bytes() == b"<p>hi</p>"
     meta = json.loads((tmp_path / "headers.json").read_text())
     assert meta["status"] == 200 and meta["final_url"] == f"{site.base}/page"
     assert meta["redirects"] == [{"url": f"{site.base}/hop", "status": 302}]
@@ -77,7 +77,7 @@ def test_unreachable_is_a_hard_failure(tmp_path: Path) -> None:
 def test_private_targets_refused_in_production(site: FixtureServer, tmp_path: Path) -> None:
     code, records = run(f"{site.base}/page", tmp_path, ALLOW_PRIVATE_TARGETS="false")
     assert code == 0 and result(records).error_code == "E_FETCH_REFUSED"
-    assert not (tmp_path / "body").exists()
+    assert not list(tmp_path.glob("body*"))
     assert not site.requests, "no request may reach a refused target"
 
 
@@ -90,4 +90,4 @@ def test_body_is_capped(site: FixtureServer, tmp_path: Path) -> None:
     site.routes["/big"] = Reply(b"x" * 100_000)
     code, records = run(f"{site.base}/big", tmp_path, FETCH_MAX_BYTES="1000")
     assert code == 0 and "truncated" in result(records).output_str
-    assert (tmp_path / "body").stat().st_size == 1000
+    assert (tmp_path / "body.html").stat().st_size == 1000
