@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, parse_record
+from shared.hooks.records import ArchiveResultRecord, HookRecord, SnapshotRecord, parse_record
 from tests.support.httpserver import FixtureServer, Reply
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__61_fetch.py"
@@ -29,7 +29,7 @@ def site() -> Iterator[FixtureServer]:
         yield s
 
 
-def run(url: str, cwd: Path, **env: str) -> tuple[int, list[object]]:
+def run(url: str, cwd: Path, **env: str) -> tuple[int, list[HookRecord]]:
     full = {**os.environ, "ALLOW_PRIVATE_TARGETS": "true", "FETCH_TIMEOUT": "10", **env}
     proc = subprocess.run(
         [sys.executable, str(HOOK), f"--url={url}", "--snapshot-id=s1"],
@@ -39,7 +39,7 @@ def run(url: str, cwd: Path, **env: str) -> tuple[int, list[object]]:
     return proc.returncode, records
 
 
-def result(records: list[object]) -> ArchiveResultRecord:
+def result(records: list[HookRecord]) -> ArchiveResultRecord:
     return next(r for r in records if isinstance(r, ArchiveResultRecord))
 
 
