@@ -48,7 +48,9 @@ class LinkOccurrence(BaseModel):
     policy_reason: str = ""
     """Why, e.g. 'allowlist:reddit.com', 'excluded:archive.org', 'mode:all'."""
     needs_resolve: bool = False
-    """True for short links (redd.it, /s/ share links) the worker must resolve first."""
+    """True for short links (redd.it, /s/ share links) still to be resolved by a redirect."""
+    final_url: str | None = None
+    """Where the short link redirected to, when the poller resolved it."""
 
 
 class FeedPost(Message):

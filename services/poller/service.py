@@ -12,14 +12,15 @@ from urllib.parse import urlsplit
 
 import httpx
 from prometheus_client import Counter, Gauge, Histogram
-from shared.links import DomainPolicy, occurrences_for_post
 
 from services.poller.backfill import backfill
 from services.poller.feed import FeedError, FeedItem, FeedState, fetch, parse
+from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
 from shared import bus
 from shared.errors import BusError
 from shared.lifecycle import ServiceContext, main
+from shared.links import DomainPolicy, occurrences_for_post
 from shared.messages import FeedGap, FeedPost
 from shared.subjects import FEED_GAP, FEED_POST
 
@@ -48,9 +49,18 @@ class Poller:
             allowlist=frozenset(settings.deletable_allowlist),
             exclude=frozenset(settings.exclude_domains),
         )
+        self._resolver: Resolver | None = None
 
-    def to_message(self, feed_url: str, item: FeedItem) -> FeedPost:
-        """Build the feed.post message of an item, extracting its links."""
+    def resolver_for(self, client: httpx.AsyncClient) -> Resolver:
+        """The short-link resolver using this HTTP client (its cache lives as long)."""
+        if self._resolver is None or self._resolver.client is not client:
+            self._resolver = Resolver(client, allow_private=self.settings.allow_private_targets)
+        return self._resolver
+
+    async def to_message(
+        self, client: httpx.AsyncClient, feed_url: str, item: FeedItem
+    ) -> FeedPost:
+        """Build the feed.post message of an item: its links extracted, short links resolved."""
         forum = urlsplit(item.post_url).hostname or urlsplit(feed_url).hostname or ""
         try:
             links = occurrences_for_post(
@@ -59,6 +69,7 @@ class Poller:
         except Exception:  # extraction must never cost us the post itself
             log.exception("link extraction failed for %s; publishing without links", item.guid)
             links = []
+        links = await self.resolver_for(client).resolve_all(links, self.policy)
         return FeedPost(
             feed_url=feed_url,
             guid=item.guid,
@@ -74,12 +85,14 @@ class Poller:
             seen_at=datetime.now(UTC),
         )
 
-    async def publish_items(self, feed_url: str, items: list[FeedItem]) -> None:
+    async def publish_items(
+        self, client: httpx.AsyncClient, feed_url: str, items: list[FeedItem]
+    ) -> None:
         """Publish items not published before with the same content hash (oldest first)."""
         for item in sorted(items, key=lambda i: i.published_at or datetime.min.replace(tzinfo=UTC)):
             if self.published.get(item.guid) == item.content_hash:
                 continue
-            message = self.to_message(feed_url, item)
+            message = await self.to_message(client, feed_url, item)
             await bus.publish(self.ctx.js, FEED_POST, message)
             self.published[item.guid] = item.content_hash
             self.published.move_to_end(item.guid)
@@ -101,7 +114,7 @@ class Poller:
                 guids = {i.guid for i in items}
                 if state.last_guids and guids and not guids & state.last_guids:
                     await self.fill_gap(client, feed_url, items, state)
-                await self.publish_items(feed_url, items)
+                await self.publish_items(client, feed_url, items)
             except FeedError as exc:
                 log.warning("poll of %s failed (%s): %s", feed_url, exc.reason, exc)
                 POLLS.labels(feed_url, exc.reason).inc()
@@ -133,7 +146,7 @@ class Poller:
         except FeedError as exc:
             log.warning("gap in %s not filled: %s", feed_url, exc)
             missed, closed = [], False
-        await self.publish_items(feed_url, missed)
+        await self.publish_items(client, feed_url, missed)
         gap = FeedGap(
             feed_url=feed_url,
             detected_at=datetime.now(UTC),
