@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 _BY_NAME: dict[tuple[str, str], str] = {
     ("fetch", "headers.json"): "headers",
     ("reddit_json", "reddit.json"): "reddit_json",
+    ("htmlmeta", "metadata.json"): "metadata",
 }
 _BY_PREFIX: dict[tuple[str, str], str] = {
     ("fetch", "body"): "raw_response",
