@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter
 
 ResultStatus = Literal["queued", "started", "succeeded", "failed", "skipped"]
 SnapshotStatus = Literal["queued", "started", "sealed"]
@@ -42,6 +42,8 @@ class ArchiveResultRecord(_Record):
     """When the hook process started."""
     ended_at: datetime | None = None
     """When the hook process ended."""
+    attempt: int | None = None
+    """1-based attempt number of this run; filled in by the runner."""
 
 
 class SnapshotRecord(_Record):
@@ -106,6 +108,10 @@ class BinaryRecord(_Record):
     """Hash of the executable, if found."""
     binprovider: str | None = None
     """How it was provided: apt, pip, env."""
+    binproviders: str | None = Field(
+        default=None, validation_alias=AliasChoices("binproviders", "bin_providers")
+    )
+    """Providers that may install it, comma-separated (binaries.jsonl), e.g. pip,apt,env."""
     machine: str = ""
     """Worker machine id; filled in by the worker."""
 

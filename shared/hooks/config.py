@@ -1,0 +1,153 @@
+"""A plugin's settings: its config.json (JSON Schema) resolved against the environment."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from shared.errors import ConfigError
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a hook may run when neither `<PLUGIN>_TIMEOUT` nor `TIMEOUT` says otherwise."""
+
+
+def env_prefix(plugin: str) -> str:
+    """Env-var prefix of a plugin: `media-dl` -> `MEDIA_DL`."""
+    return re.sub(r"[^A-Z0-9]+", "_", plugin.upper()).strip("_")
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _coerce(name: str, raw: str, spec: Mapping[str, Any]) -> Any:
+    """Turn an env string into the JSON type the schema declares for it."""
+    kind = spec.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    try:
+        if "boolean" in kinds:
+            low = raw.strip().lower()
+            if low in _TRUE | _FALSE:
+                return low in _TRUE
+        if "integer" in kinds and raw.strip().lstrip("-").isdigit():
+            return int(raw)
+        if "number" in kinds:
+            return float(raw)
+        if "array" in kinds or "object" in kinds:
+            return json.loads(raw)
+    except ValueError as e:
+        raise ConfigError(f"{name}={raw!r}: {e}") from e
+    return raw
+
+
+def _to_env(value: Any) -> str:
+    """Back to an env string: booleans as true/false, lists and objects as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class PluginConfig:
+    """One plugin's config.json, ready to resolve against an environment."""
+
+    plugin: str
+    """Plugin folder name."""
+    properties: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The schema's `properties`: setting name -> JSON Schema (default, description, ...)."""
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    """The whole schema, for validation."""
+
+    @property
+    def prefix(self) -> str:
+        """Env-var prefix, e.g. FETCH."""
+        return env_prefix(self.plugin)
+
+    def _raw(self, env: Mapping[str, str], name: str) -> str | None:
+        """The env string for a setting, following `x-fallback` (and TIMEOUT for *_TIMEOUT)."""
+        if name in env:
+            return env[name]
+        spec = self.properties.get(name, {})
+        fallback = spec.get("x-fallback") or (
+            "TIMEOUT" if name == f"{self.prefix}_TIMEOUT" else None
+        )
+        if isinstance(fallback, str) and fallback in env:
+            return env[fallback]
+        return None
+
+    def resolve(self, env: Mapping[str, str]) -> dict[str, Any]:
+        """Every declared setting plus `<P>_TIMEOUT`/`<P>_ENABLED`, typed and schema-validated."""
+        values: dict[str, Any] = {}
+        for name, spec in self.properties.items():
+            raw = self._raw(env, name)
+            if raw is not None:
+                values[name] = _coerce(name, raw, spec)
+            elif "default" in spec:
+                values[name] = spec["default"]
+        try:
+            jsonschema.Draft202012Validator(dict(self.schema)).validate(values)
+        except jsonschema.ValidationError as e:
+            where = ".".join(str(p) for p in e.absolute_path) or "config"
+            raise ConfigError(f"{self.plugin}: {where}: {e.message}") from e
+        timeout_key, enabled_key = f"{self.prefix}_TIMEOUT", f"{self.prefix}_ENABLED"
+        if timeout_key not in values:
+            raw = self._raw(env, timeout_key)
+            values[timeout_key] = _coerce(timeout_key, raw, {"type": "number"}) if raw else None
+        if values[timeout_key] is None:
+            values[timeout_key] = DEFAULT_TIMEOUT
+        if not isinstance(values[timeout_key], (int, float)) or values[timeout_key] <= 0:
+            raise ConfigError(f"{timeout_key} must be a positive number of seconds")
+        if enabled_key not in values:
+            raw = self._raw(env, enabled_key)
+            values[enabled_key] = _coerce(enabled_key, raw, {"type": "boolean"}) if raw else True
+        return values
+
+    def hook_env(self, env: Mapping[str, str]) -> tuple[dict[str, str], float]:
+        """The hook's environment (`env` with this plugin's resolved settings laid over it)
+        and its timeout in seconds, from one resolution."""
+        values = self.resolve(env)
+        merged = dict(env)
+        merged.update({k: _to_env(v) for k, v in values.items()})
+        return merged, float(values[f"{self.prefix}_TIMEOUT"])
+
+    def timeout(self, env: Mapping[str, str]) -> float:
+        """`<PLUGIN>_TIMEOUT`, else `TIMEOUT`, else the config default, else 60 s."""
+        return float(self.resolve(env)[f"{self.prefix}_TIMEOUT"])
+
+    def enabled(self, env: Mapping[str, str]) -> bool:
+        """`<PLUGIN>_ENABLED` (default true)."""
+        return bool(self.resolve(env)[f"{self.prefix}_ENABLED"])
+
+
+@lru_cache(maxsize=256)
+def _load(path: Path, mtime_ns: int) -> PluginConfig:
+    plugin = path.parent.name
+    try:
+        schema = json.loads(path.read_text())
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except (OSError, ValueError, jsonschema.SchemaError) as e:
+        raise ConfigError(f"{plugin}/config.json is not a valid JSON Schema: {e}") from e
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict):
+        raise ConfigError(f"{plugin}/config.json must be an object schema with properties")
+    return PluginConfig(plugin, schema.get("properties", {}), schema)
+
+
+def load_plugin_config(plugin_dir: Path) -> PluginConfig:
+    """Read `<plugin_dir>/config.json` (optional: absent means no declared settings)."""
+    path = plugin_dir / "config.json"
+    try:
+        mtime = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return PluginConfig(plugin_dir.name)
+    return _load(path, mtime)

@@ -1,0 +1,212 @@
+"""The hook host process: a pre-warmed Python that forks one child per Python hook.
+
+Started by `shared.hooks.host.HookHost` as `python -m shared.hooks.forkserver <fd> <module>...`
+with one end of a SOCK_SEQPACKET socketpair. It imports the given modules once, then for
+each request (JSON + the hook's stdout/stderr fds via SCM_RIGHTS) forks a child that calls
+setsid, takes the fds as 1 and 2 (stdin is /dev/null), sets cwd/env/argv/sys.path[0] and
+runs the hook file with runpy as `__main__`, then exits with the hook's exit status.
+The host reaps children and reports `{"pid", "status"}` (a raw wait status). It exits
+when the socket closes. Single-threaded on purpose: forking from one thread is safe.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import importlib
+import io
+import json
+import os
+import pkgutil  # noqa: F401  (runpy.run_path imports it per call otherwise)
+import runpy
+import selectors
+import signal
+import socket
+import sys
+import threading
+import traceback
+from typing import Any
+
+MAX_MESSAGE = 1024 * 1024
+"""Largest request (argv + env) the host accepts."""
+
+
+def _exit_code(code: object) -> int:
+    """What CPython does with SystemExit(code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _run_hook(path: str) -> int:
+    """Run the hook file as __main__ and end like an interpreter would; returns the status."""
+    try:
+        runpy.run_path(path, run_name="__main__")
+        code = 0
+    except SystemExit as e:
+        code = _exit_code(e.code)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 130
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    with contextlib.suppress(BaseException):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            code = code or 120  # as CPython does when flushing stdout fails at exit
+    return code
+
+
+def _fresh_stdio(env: dict[str, str]) -> None:
+    """sys.stdin/stdout/stderr as a fresh interpreter would build them for this env (the
+    host's own were made for the host's env): stdout block-buffered on a pipe unless
+    PYTHONUNBUFFERED, stderr line-buffered, PYTHONIOENCODING honoured."""
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+    encoding, _, errors = env.get("PYTHONIOENCODING", "").partition(":")
+    encoding = encoding or "utf-8"
+
+    def stream(fd: int, mode: str, err: str, line: bool) -> io.TextIOWrapper:
+        raw = io.FileIO(fd, mode, closefd=False)
+        buf: Any = (
+            raw
+            if unbuffered and mode == "w"
+            else (io.BufferedWriter(raw) if mode == "w" else io.BufferedReader(raw))
+        )
+        return io.TextIOWrapper(
+            buf,
+            encoding=encoding,
+            errors=errors or err,
+            line_buffering=line,
+            write_through=unbuffered and mode == "w",
+        )
+
+    sys.stdin = sys.__stdin__ = stream(0, "r", "strict", False)  # type: ignore[misc]
+    sys.stdout = sys.__stdout__ = stream(1, "w", "strict", False)  # type: ignore[misc]
+    sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True)  # type: ignore[misc]
+
+
+def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
+    """In the forked child: become the hook process, run it, never return."""
+    code = 1
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # what a fresh interpreter does
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        os.closerange(3, max(65536, os.sysconf("SC_OPEN_MAX")))  # close_range(2) on Linux
+        os.chdir(req["cwd"])
+        os.environ.clear()
+        os.environ.update(req["env"])
+        _fresh_stdio(req["env"])
+        path = req["argv"][0]
+        sys.argv = list(req["argv"])
+        sys.path[0] = os.path.dirname(os.path.abspath(path))
+        code = _run_hook(path)
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _send(sock: socket.socket, msg: dict[str, Any]) -> None:
+    sock.send(json.dumps(msg).encode())
+
+
+def serve(sock: socket.socket) -> None:
+    """Answer spawn requests until the socket closes."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    children: set[int] = set()
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_READ)
+    sel.register(wake_r, selectors.EVENT_READ)
+    _send(sock, {"ready": os.getpid()})
+    while True:
+        for key, _ in sel.select():
+            if key.fileobj == wake_r:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(wake_r, 4096):
+                        pass
+                continue
+            msg, anc, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(8 * 4))
+            fds = [fd for level, kind, data in anc for fd in _fds(level, kind, data)]
+            if not msg:
+                return
+            _spawn(sock, json.loads(msg), fds, children)
+        _reap(sock, children)
+
+
+def _fds(level: int, kind: int, data: bytes) -> list[int]:
+    if level != socket.SOL_SOCKET or kind != socket.SCM_RIGHTS:
+        return []
+    n = len(data) - len(data) % 4
+    return list(memoryview(data)[:n].cast("i"))
+
+
+def _spawn(sock: socket.socket, req: dict[str, Any], fds: list[int], children: set[int]) -> None:
+    try:
+        if len(fds) != 2:
+            raise OSError(f"expected 2 fds, got {len(fds)}")
+        pid = os.fork()
+    except OSError as e:
+        _send(sock, {"id": req.get("id"), "error": str(e)})
+    else:
+        if pid == 0:
+            _child(req, fds[0], fds[1])
+        children.add(pid)
+        _send(sock, {"id": req["id"], "pid": pid})
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _reap(sock: socket.socket, children: set[int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        _send(sock, {"pid": pid, "status": status})
+
+
+def main(argv: list[str]) -> None:
+    """Entry point: `python -m shared.hooks.forkserver <socket fd> [module ...]`."""
+    sock = socket.socket(fileno=int(argv[0]))
+    for name in argv[1:]:
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # a missing optional module only costs speed
+            print(f"hook host: cannot preload {name}: {e}", file=sys.stderr)
+    gc.collect()
+    gc.freeze()  # children never scan (so never copy-on-write) the preloaded heap
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        serve(sock)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

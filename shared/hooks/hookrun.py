@@ -1,0 +1,373 @@
+"""One hook's run inside a snapshot: its ArchiveResult machine, process and record stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from shared.errors import ArchiverError, ConfigError
+from shared.hooks import procs
+from shared.hooks.binaries import binary_env_name, read_binaries, search_path
+from shared.hooks.config import env_prefix, load_plugin_config
+from shared.hooks.discovery import HookSpec
+from shared.hooks.host import HookHost
+from shared.hooks.process import HookProcess, StreamStats, pump_lines, pump_log, spawn_exec
+from shared.hooks.records import (
+    ArchiveResultRecord,
+    BinaryRecord,
+    HookRecord,
+    SnapshotRecord,
+    parse_record,
+)
+from shared.hooks.retry import next_retry_at
+from shared.hooks.states import ArchiveResultMachine
+
+log = logging.getLogger(__name__)
+
+DRAIN_TIMEOUT = 2.0
+"""Seconds to wait for stdout/stderr EOF after the hook exited (a stray daemon may hold them)."""
+LOGGED_BAD_LINES = 3
+"""Invalid stdout lines logged per hook; the rest are only counted."""
+
+
+class HookObserver(Protocol):
+    """What the runner reports to while a snapshot runs (the archiver implements it).
+
+    Per hook, in order: `record(queued ArchiveResult)` for every hook before any runs;
+    `record(started ArchiveResult)` as it starts (not for a hook skipped before starting);
+    `record(...)` for each record the hook prints, as it arrives (ArchiveResults among them
+    are the hook's claims, with plugin/hook filled in; they are provisional); finally
+    `hook_finished(final ArchiveResult)`, exactly once, which is NOT repeated through
+    `record()`. Calls are awaited: a slow observer slows the hook's stdout (backpressure),
+    never loses records. If a call raises, the snapshot's hooks are stopped and the error
+    propagates out of run_snapshot.
+    """
+
+    async def record(self, hook: HookSpec, record: HookRecord) -> None:
+        """A record, as it arrives: queued/started ArchiveResults, then the hook's own."""
+
+    async def hook_finished(
+        self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
+    ) -> None:
+        """The hook's final ArchiveResult; its files (and stderr log) are in `output_dir`."""
+
+
+@dataclass(frozen=True)
+class HookOutcome:
+    """How one hook ended."""
+
+    hook: HookSpec
+    """The hook."""
+    result: ArchiveResultRecord
+    """Final ArchiveResult (status succeeded | failed | skipped)."""
+    output_dir: Path
+    """The hook's working dir, `out_dir/<plugin>/`."""
+    hard_failure: bool = False
+    """Non-zero exit, timeout or spawn error (as opposed to a reported, soft failure)."""
+
+    @property
+    def retry(self) -> bool:
+        """True when the hook should run again later (hard failure with attempts left)."""
+        return self.result.retry_at is not None
+
+
+@dataclass
+class RunContext:
+    """What every hook of one snapshot shares."""
+
+    snapshot_id: str
+    url: str
+    out_dir: Path
+    env: Mapping[str, str]
+    extra_args: Sequence[str]
+    plugins: Sequence[str]
+    attempt: int
+    observer: HookObserver
+    kill_grace: float
+    host: HookHost | None
+    binaries: Mapping[str, BinaryRecord] | None
+    background_tasks: set[asyncio.Task[object]] = field(default_factory=set)
+
+
+def _fmt_seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _kill_on_error(task: asyncio.Future[StreamStats], proc: HookProcess) -> None:
+    """If reading stdout failed (the observer raised), stop the hook at once."""
+    if not task.cancelled() and task.exception() is not None:
+        proc.signal(signal.SIGKILL)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class HookRun:
+    """One hook's ArchiveResult: queued -> started -> succeeded | failed | skipped."""
+
+    def __init__(self, hook: HookSpec, ctx: RunContext) -> None:
+        self.hook, self.ctx = hook, ctx
+        self.machine = ArchiveResultMachine()
+        self.output_dir = ctx.out_dir / hook.plugin
+        self.result = ArchiveResultRecord(
+            status="queued", plugin=hook.plugin, hook=hook.name, attempt=ctx.attempt
+        )
+        self.claim: ArchiveResultRecord | None = None
+        self.process: HookProcess | None = None
+        self.bad_lines = 0
+        self.outcome: HookOutcome | None = None
+        self.launched = asyncio.Event()
+        """Set once the process has started (or the run ended without one)."""
+
+    @property
+    def running(self) -> bool:
+        """True while the hook's process has started and not ended."""
+        return self.machine.status == "started"
+
+    def _error_code(self, what: str) -> str:
+        return f"E_{env_prefix(self.hook.plugin)}_{what}"
+
+    def _set(self, **fields: object) -> None:
+        self.result = self.result.model_copy(update={"status": self.machine.status, **fields})
+
+    async def dispatch(self, record: HookRecord) -> None:
+        """The one dispatcher for records a hook prints: fix up by type, then stream on."""
+        if isinstance(record, ArchiveResultRecord):
+            # the hook's claim; the runner owns plugin/hook/exit/timing/retry fields
+            record = record.model_copy(
+                update={
+                    "plugin": self.hook.plugin,
+                    "hook": self.hook.name,
+                    "exit_code": None,
+                    "retry_at": None,
+                    "started_at": None,
+                    "ended_at": None,
+                    "attempt": self.ctx.attempt,
+                }
+            )
+            self.claim = record
+        elif isinstance(record, SnapshotRecord) and record.status is not None:
+            log.warning("%s: a hook cannot set the snapshot status; ignored", self.hook.key)
+            record = record.model_copy(update={"status": None})
+        await self.ctx.observer.record(self.hook, record)
+
+    def _on_junk(self, line: bytes, why: object = "not a JSON object") -> None:
+        self.bad_lines += 1
+        if self.bad_lines <= LOGGED_BAD_LINES:
+            log.warning("%s: ignored stdout line %r: %s", self.hook.key, line[:200], why)
+
+    async def _on_record(self, line: bytes) -> None:
+        try:
+            record = parse_record(line)
+        except ValidationError as e:
+            self._on_junk(line, f"{e.error_count()} validation error(s)")
+            return
+        await self.dispatch(record)
+
+    def _binaries(self, plugin_dir: Path) -> dict[str, str | None]:
+        """Each binary the plugin needs -> its path, or None when missing. Uses the worker's
+        detection when given (a binary it saw missing stays missing), else looks it up."""
+        found: dict[str, str | None] = {}
+        for wanted in read_binaries(plugin_dir):
+            if self.ctx.binaries is not None:
+                known = self.ctx.binaries.get(wanted.name)
+                ok = known is not None and known.status == "succeeded"
+                found[wanted.name] = known.abspath if ok and known else None
+            else:
+                found[wanted.name] = shutil.which(wanted.name, path=search_path(self.ctx.env))
+        return found
+
+    async def run(self) -> HookOutcome:
+        """Run the hook to its end (or skip it) and report the final ArchiveResult."""
+        plugin_dir = self.hook.path.parent
+        binaries = self._binaries(plugin_dir)
+        missing = [name for name, path in binaries.items() if not path]
+        if missing:
+            self.machine.to("skipped")
+            self._set(
+                error_code="E_BINARY_MISSING",
+                output_str=f"missing binary: {', '.join(missing)}",
+                ended_at=_now(),
+            )
+            return await self._finish(hard=False)
+        self.machine.to("started")
+        self._set(started_at=_now())
+        await self.ctx.observer.record(self.hook, self.result)
+        try:
+            env, timeout = load_plugin_config(plugin_dir).hook_env(self.ctx.env)
+        except ConfigError as e:
+            self.machine.to("failed")
+            self._set(error_code=self._error_code("CONFIG"), output_str=str(e), ended_at=_now())
+            return await self._finish(hard=False)
+        env["PATH"] = search_path(env)
+        for name, path in binaries.items():
+            env.setdefault(binary_env_name(name), str(path))
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        return await self._supervise(timeout, env)
+
+    def _argv(self, timeout: float) -> list[str]:
+        flags = [
+            f"--url={self.ctx.url}",
+            f"--snapshot-id={self.ctx.snapshot_id}",
+            f"--timeout={_fmt_seconds(timeout)}",
+            f"--plugins={','.join(self.ctx.plugins)}",
+            *self.ctx.extra_args,
+        ]
+        return [str(self.hook.path), *flags]
+
+    async def _spawn(self, argv: list[str], env: dict[str, str], out: int, err: int) -> HookProcess:
+        if self.hook.is_python and self.ctx.host is not None and self.ctx.host.usable:
+            try:
+                return await self.ctx.host.spawn(argv, self.output_dir, env, out, err)
+            except ArchiverError as e:
+                log.warning("hook host unusable (%s); exec'ing %s", e, self.hook.key)
+        if self.hook.is_python:
+            argv = [sys.executable, *argv]
+        return await spawn_exec(argv, self.output_dir, env, out, err)
+
+    async def _supervise(self, timeout: float, env: dict[str, str]) -> HookOutcome:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        error: Exception | None = None
+        try:
+            self.process = await self._spawn(self._argv(timeout), env, out_w, err_w)
+        except (OSError, ArchiverError) as e:
+            error = e
+        except BaseException:
+            os.close(out_r)
+            os.close(err_r)
+            raise
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        if self.process is None or error is not None:
+            os.close(out_r)
+            os.close(err_r)
+            self.machine.to("failed")
+            self._set(
+                error_code=self._error_code("SPAWN"),
+                output_str=str(error),
+                ended_at=_now(),
+                retry_at=next_retry_at(self.ctx.attempt),
+            )
+            return await self._finish(hard=True)
+        self.launched.set()
+        proc = self.process
+        log_path = self.output_dir / f"{self.hook.name}.stderr.log"
+        out_stats, err_stats = StreamStats(), StreamStats()
+        out_task = asyncio.ensure_future(
+            pump_lines(out_r, self._on_record, self._on_junk, self.hook.key, out_stats)
+        )
+        err_task = asyncio.ensure_future(pump_log(err_r, log_path, self.hook.key, err_stats))
+        out_task.add_done_callback(lambda t: _kill_on_error(t, proc))
+        timed_out = False
+        try:
+            try:
+                rc = await asyncio.wait_for(asyncio.shield(proc.exited), timeout)
+            except TimeoutError:
+                timed_out = True
+                rc = await self._stop(proc)
+        except BaseException:
+            proc.signal(signal.SIGKILL)  # cancelled: never leave the hook behind
+            out_task.cancel()
+            err_task.cancel()
+            raise
+        if proc.leftovers():
+            reaper = asyncio.create_task(procs.terminate([], [proc.pid], self.ctx.kill_grace))
+            self.ctx.background_tasks.add(reaper)
+            reaper.add_done_callback(self.ctx.background_tasks.discard)
+        pending = await self._drain(out_task, err_task, out_stats, err_stats)
+        for task in pending:
+            log.warning("%s: output still open after exit (stray daemon?); closed", self.hook.key)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        stderr = None if err_task in pending else err_task.result()
+        if stderr is not None and stderr.kept == 0:
+            log_path.unlink(missing_ok=True)
+        if out_task not in pending:
+            out_task.result()  # re-raises an observer error
+        return await self._conclude(rc, timed_out, timeout, stderr)
+
+    @staticmethod
+    async def _drain(
+        out_task: asyncio.Future[StreamStats],
+        err_task: asyncio.Future[StreamStats],
+        out_stats: StreamStats,
+        err_stats: StreamStats,
+    ) -> set[asyncio.Future[StreamStats]]:
+        """Wait for EOF on both streams while they make progress (a slow observer is fine);
+        returns the streams that stalled for DRAIN_TIMEOUT (held open by a stray process)."""
+        last = (out_stats.progress, err_stats.progress)
+        while True:
+            _, pending = await asyncio.wait({out_task, err_task}, timeout=DRAIN_TIMEOUT)
+            now = (out_stats.progress, err_stats.progress)
+            if not pending or now == last:
+                return pending
+            last = now
+
+    async def _stop(self, proc: HookProcess) -> int:
+        """Timeout: SIGTERM the group, SIGKILL after the grace; returns the exit code."""
+        proc.signal(signal.SIGTERM)
+        try:
+            return await asyncio.wait_for(asyncio.shield(proc.exited), self.ctx.kill_grace)
+        except TimeoutError:
+            log.warning("%s ignored SIGTERM for %.1fs: SIGKILL", self.hook.key, self.ctx.kill_grace)
+            proc.signal(signal.SIGKILL)
+            return await proc.exited
+
+    async def _conclude(
+        self, rc: int, timed_out: bool, timeout: float, stderr: StreamStats | None
+    ) -> HookOutcome:
+        """Final state from exit code, timeout and the hook's claim (see the contract)."""
+        if self.bad_lines > LOGGED_BAD_LINES:
+            log.warning("%s: %d stdout lines were not records", self.hook.key, self.bad_lines)
+        claim = self.claim
+        tail = stderr.tail.decode(errors="replace").strip().splitlines()[-1:] if stderr else []
+        fields: dict[str, object] = {"exit_code": rc, "ended_at": _now()}
+        if claim is not None:
+            fields.update(output_str=claim.output_str, error_code=claim.error_code)
+        hard = timed_out or rc != 0
+        if timed_out:
+            self.machine.to("failed")
+            fields["error_code"] = self._error_code("TIMEOUT")
+            fields["output_str"] = f"timed out after {_fmt_seconds(timeout)}s"
+        elif rc != 0:
+            self.machine.to("failed")
+            fields["error_code"] = (claim and claim.error_code) or self._error_code("FAILED")
+            if not fields.get("output_str"):
+                why = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
+                fields["output_str"] = f"{why}: {tail[0]}" if tail else why
+        elif claim is not None and claim.status in ("succeeded", "failed", "skipped"):
+            self.machine.to(claim.status)
+        else:
+            self.machine.to("succeeded")
+        if hard:
+            fields["retry_at"] = next_retry_at(self.ctx.attempt)
+        self._set(**fields)
+        return await self._finish(hard=hard)
+
+    async def cleanup(self) -> None:
+        """Stop whatever is left of the hook: its process group (SIGTERM, SIGKILL after the
+        grace). A no-op once the hook and everything in its group have exited."""
+        if self.process is not None and (not self.process.done or self.process.leftovers()):
+            await procs.terminate([], [self.process.pid], self.ctx.kill_grace)
+
+    async def _finish(self, *, hard: bool) -> HookOutcome:
+        self.launched.set()
+        self.outcome = HookOutcome(self.hook, self.result, self.output_dir, hard)
+        await self.ctx.observer.hook_finished(self.hook, self.result, self.output_dir)
+        return self.outcome

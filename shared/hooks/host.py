@@ -1,0 +1,224 @@
+"""Client of the pre-warmed hook host (see `shared.hooks.forkserver`).
+
+A plain `python hook.py` spends ~15-20 ms starting the interpreter and importing pydantic
+before the hook does anything. The host pays that once; each Python hook is then a fork of
+it: still its own process in its own session, with the hook's cwd, env, argv, stdout,
+stderr, exit status and signals, so the hook cannot tell (and need not care).
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from shared.errors import ArchiverError
+from shared.hooks.process import HookProcess
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PRELOAD: tuple[str, ...] = (
+    "argparse",
+    "json",
+    "pathlib",
+    "subprocess",
+    "urllib.parse",
+    "hashlib",
+    "shared.hooks.records",
+    "httpx",
+)
+"""Modules imported once in the host so hooks find them ready (httpx: the project's HTTP
+client, ~100 ms to import; a module that fails to import only costs speed)."""
+START_TIMEOUT = 20.0
+"""Seconds the host may take to import its preload and say ready."""
+
+
+class HostError(ArchiverError):
+    """The hook host is not running or refused a spawn (callers fall back to exec)."""
+
+
+class HookHost:
+    """One long-lived fork server; `spawn()` starts a Python hook as its child."""
+
+    def __init__(self, preload: Sequence[str] = DEFAULT_PRELOAD) -> None:
+        self.preload = tuple(preload)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ids = itertools.count(1)
+        self._spawns: dict[int, asyncio.Future[int]] = {}
+        self._exits: dict[int, asyncio.Future[int]] = {}
+        self._ready: asyncio.Future[int] | None = None
+
+    @property
+    def usable(self) -> bool:
+        """True while the host process runs and its socket is open."""
+        return self._sock is not None and self._proc is not None and self._proc.poll() is None
+
+    async def start(self) -> None:
+        """Start the host and wait until its preload is imported."""
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with child:
+            argv = [sys.executable, "-m", "shared.hooks.forkserver", str(child.fileno())]
+            self._proc = await asyncio.to_thread(
+                subprocess.Popen,
+                [*argv, *self.preload],
+                pass_fds=[child.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        parent.setblocking(False)
+        self._sock = parent
+        self._ready = asyncio.get_running_loop().create_future()
+        self._bind()
+        try:
+            await asyncio.wait_for(self._ready, START_TIMEOUT)
+        except (TimeoutError, HostError) as e:
+            self.close()
+            raise HostError(f"hook host did not start: {e}") from e
+
+    def _bind(self) -> None:
+        """Read the socket from the running loop (a host outlives one event loop)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is loop or self._sock is None:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._sock.fileno())
+        self._loop = loop
+        loop.add_reader(self._sock.fileno(), self._on_readable)
+
+    def _on_readable(self) -> None:
+        assert self._sock is not None
+        while True:
+            try:
+                data = self._sock.recv(65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._lost("hook host exited")
+                return
+            self._handle(json.loads(data))
+
+    def _handle(self, msg: dict[str, Any]) -> None:
+        if "ready" in msg and self._ready is not None and not self._ready.done():
+            self._ready.set_result(int(msg["ready"]))
+        elif "id" in msg:
+            fut = self._spawns.pop(int(msg["id"]), None)
+            if fut is None or fut.done():
+                return
+            if "pid" in msg:
+                assert self._loop is not None
+                self._exits[int(msg["pid"])] = self._loop.create_future()
+                fut.set_result(int(msg["pid"]))
+            else:
+                fut.set_exception(HostError(str(msg.get("error"))))
+        elif "status" in msg:
+            exit_fut = self._exits.pop(int(msg["pid"]), None)
+            if exit_fut is not None and not exit_fut.done():
+                exit_fut.set_result(os.waitstatus_to_exitcode(int(msg["status"])))
+
+    def _lost(self, why: str) -> None:
+        """The host died: fail everything in flight (those hooks count as hard failures)."""
+        if self._loop is not None and self._sock is not None and not self._loop.is_closed():
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._sock.fileno())
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        pending = [*self._spawns.values()]
+        if self._ready is not None:
+            pending.append(self._ready)
+        for fut in pending:
+            if not fut.done():
+                fut.set_exception(HostError(why))
+        for pid, exit_fut in self._exits.items():
+            # without the host nobody can report their status: stop them, count them killed
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            if not exit_fut.done():
+                exit_fut.set_result(-signal.SIGKILL)
+        self._spawns.clear()
+        self._exits.clear()
+
+    async def spawn(
+        self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout: int, stderr: int
+    ) -> HookProcess:
+        """Fork a child that runs the Python file argv[0] with argv[1:] as its arguments."""
+        if not self.usable:
+            raise HostError("hook host is not running")
+        self._bind()
+        assert self._sock is not None and self._loop is not None
+        req_id = next(self._ids)
+        fut: asyncio.Future[int] = self._loop.create_future()
+        self._spawns[req_id] = fut
+        payload = json.dumps({"id": req_id, "argv": list(argv), "cwd": str(cwd), "env": dict(env)})
+        fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [stdout, stderr]))]
+        while True:
+            try:
+                self._sock.sendmsg([payload.encode()], fds)
+                break
+            except BlockingIOError:
+                await asyncio.sleep(0.001)
+            except OSError as e:
+                self._spawns.pop(req_id, None)
+                self._lost(f"hook host unreachable: {e}")
+                raise HostError(str(e)) from e
+        pid = await fut
+        exited = self._exits.get(pid)
+        if exited is None:  # the host died in between; _lost() already killed the child
+            exited = self._loop.create_future()
+            exited.set_result(-signal.SIGKILL)
+        return HookProcess(pid, exited)
+
+    def close(self) -> None:
+        """Stop the host; hooks it still runs are killed (nobody could report their status)."""
+        self._lost("hook host closed")
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+
+_shared: HookHost | None = None
+
+
+async def shared_host() -> HookHost | None:
+    """The process-wide host, started on first use; None (fall back to exec) if it fails."""
+    global _shared
+    if _shared is not None and _shared.usable:
+        _shared._bind()
+        return _shared
+    host = HookHost()
+    try:
+        await host.start()
+    except HostError as e:
+        log.warning("%s; Python hooks will be exec'd", e)
+        return None
+    _shared = host
+    return host
+
+
+def close_shared_host() -> None:
+    """Stop the process-wide host (e.g. at worker shutdown)."""
+    global _shared
+    if _shared is not None:
+        _shared.close()
+        _shared = None

@@ -1,0 +1,247 @@
+"""Runs a snapshot's capture hooks. THE PLUGIN CONTRACT (copied verbatim in plugins/README.md):
+
+Layout
+  plugins/<plugin>/config.json      JSON Schema of its env settings (defaults, descriptions)
+  plugins/<plugin>/binaries.jsonl   optional, what it needs, one record a line:
+                                    {"type": "Binary", "name": "yt-dlp", "binproviders": "pip,env"}
+  plugins/<plugin>/on_Snapshot__NN_description[.bg].ext   the hooks (any executable)
+  plugins/<plugin>/tests/           the plugin's own tests
+
+Order
+  NN's first digit is the step (0..9); steps run in order; inside a step hooks start in file
+  name order. A foreground hook blocks: the next hook starts when it has ended. A `.bg` hook
+  starts in its turn and runs on its own timeline (until it exits or its own timeout), never
+  blocking a step; the snapshot ends when the last `.bg` hook has ended. Hooks without NN run
+  after step 9, with a warning. One ArchiveResult per hook is created `queued` before any runs.
+  Every hook runs whatever happened to the hooks before it.
+
+Input
+  argv:  --url=<url> --snapshot-id=<id> --timeout=<seconds> --plugins=<a,b,...> [extra flags]
+  env:   the worker's env, with the plugin's config.json settings resolved over it: each
+         property is read from the env var of its name, else from its "x-fallback" var, else
+         its "default"; validated against the schema (a bad value fails the hook with
+         E_<PLUGIN>_CONFIG, not retried). Booleans arrive as true/false, lists/objects as JSON.
+         <PLUGIN>_TIMEOUT (seconds) is always set: env, else TIMEOUT, else the default, else 60.
+         <PLUGIN>_ENABLED=false switches a plugin off (its hooks are not discovered at all).
+         <NAME>_BINARY holds the path of each binary in binaries.jsonl (yt-dlp -> YT_DLP_BINARY).
+         PATH includes the venv's bin folder.
+  cwd:   out_dir/<plugin>/ (created for it): write outputs there; `..` holds other plugins'.
+  stdin: /dev/null.
+  Python hooks (.py) run with the worker's venv interpreter (usually forked from a pre-warmed
+  host: same process semantics), so `from shared.hooks.records import emit` works; other
+  hooks are exec'd by their shebang and must be executable.
+
+Output
+  stdout: JSONL, one record per line (shared/hooks/records.py: ArchiveResult, Snapshot, Tag,
+          Metadata, Text, Binary, Artifact), streamed to the archiver as each line arrives.
+          Lines that are not valid records are logged and ignored. At most 16 MiB is read;
+          beyond that output is discarded (the hook keeps running). Lines over 4 MiB are dropped.
+  stderr: human logs, kept (first 16 MiB) as `<hook file name>.stderr.log` in the cwd; an
+          empty one is deleted. The archiver uploads it with the hook's other files.
+  files:  whatever the hook writes in its cwd. Delete your own temporary files.
+  An ArchiveResult a hook prints is its claim (status, output_str, error_code); the runner
+  fills plugin, hook, exit_code, timings, attempt and retry_at, and reports the final record.
+
+Exit status -> final ArchiveResult
+  exit 0, printed {"type": "ArchiveResult", "status": "succeeded"}  succeeded
+  exit 0, printed {"type": "ArchiveResult", "status": "failed"}     failed, soft: never retried
+  exit 0, printed {"type": "ArchiveResult", "status": "skipped"}    skipped (not applicable)
+  exit 0, no ArchiveResult printed                                succeeded (exit 0 means done)
+  exit != 0, or killed by a signal                                failed, hard: retry_at is set
+      from the backoff 5m, 30m, 2h, 12h (shared/hooks/retry.py) until 5 attempts are used;
+      the hook's error_code is kept, else E_<PLUGIN>_FAILED; records printed before stay.
+  still running at <PLUGIN>_TIMEOUT                               failed, hard, E_<PLUGIN>_TIMEOUT
+  cannot be started (not executable, bad shebang)                 failed, hard, E_<PLUGIN>_SPAWN
+  a binary named in binaries.jsonl is missing                     skipped, E_BINARY_MISSING: not
+      run, no retry_at; the worker re-queues it once detect_binaries() finds the binary.
+  The last ArchiveResult printed wins; a printed "queued"/"started" status counts as none.
+
+Processes and signals
+  Each hook leads its own session and process group. At its timeout the group gets SIGTERM
+  (finish quickly, exit), then SIGKILL after the grace (60 s by default). When the hook
+  exits, processes left in its group get SIGTERM (SIGKILL after the grace). A process meant
+  to outlive its hook (a daemon) must leave the group (setsid / double fork), close stdout
+  and stderr, and write its PID to a `*.pid` file in the cwd: when the snapshot ends, every
+  `out_dir/*/*.pid` process started during the snapshot gets SIGTERM, then SIGKILL, and the
+  `.pid` files are deleted. Nothing outlives the snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from shared.hooks import procs
+from shared.hooks.discovery import HookSpec, discover_hooks
+from shared.hooks.hookrun import HookObserver, HookOutcome, HookRun, RunContext
+from shared.hooks.host import shared_host
+from shared.hooks.records import BinaryRecord, SnapshotStatus
+from shared.hooks.states import IllegalTransition, SnapshotMachine
+
+__all__ = [
+    "HookObserver",
+    "HookOutcome",
+    "HookSpec",
+    "SnapshotOutcome",
+    "SnapshotRun",
+    "SnapshotSpec",
+    "discover_hooks",
+    "run_snapshot",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SnapshotSpec:
+    """What to capture and where."""
+
+    snapshot_id: str
+    """Snapshot id, passed as --snapshot-id."""
+    url: str
+    """The link, passed as --url."""
+    out_dir: Path
+    """Snapshot folder; out_dir/<plugin>/ is each hook's cwd."""
+    plugins_dirs: Sequence[Path]
+    """Folders holding plugin folders; a plugin name found earlier wins."""
+    env: Mapping[str, str]
+    """Base env (os.environ-like); each plugin's config.json defaults are layered under it."""
+    only_hooks: Collection[str] | None = None
+    """Run only these (plugin names, hook file names or `<plugin>/<file>`); None = all."""
+    extra_args: Sequence[str] = ()
+    """Extra CLI flags for every hook."""
+    attempt: int = 1
+    """1-based attempt number (retries pass 2, 3, ...): picks the retry backoff."""
+    binaries: Sequence[BinaryRecord] | None = None
+    """detect_binaries() result from worker start; None = look up with shutil.which now."""
+
+
+@dataclass(frozen=True)
+class SnapshotOutcome:
+    """How a snapshot run ended: every hook's final ArchiveResult."""
+
+    snapshot_id: str
+    """The snapshot."""
+    status: SnapshotStatus
+    """`sealed` once every hook (background ones too) has ended and cleanup ran."""
+    hooks: list[HookOutcome]
+    """One per discovered hook, in run order."""
+    started_at: datetime
+    """When the run started."""
+    ended_at: datetime
+    """When it sealed."""
+
+    @property
+    def to_retry(self) -> list[HookOutcome]:
+        """Hard failures with attempts left (their results carry retry_at)."""
+        return [h for h in self.hooks if h.retry]
+
+    def result(self, key: str) -> HookOutcome:
+        """A hook's outcome by `<plugin>/<file name>`, file name or plugin (its first hook)."""
+        for h in self.hooks:
+            if key in (h.hook.key, h.hook.name, h.hook.plugin):
+                return h
+        raise KeyError(key)
+
+
+class SnapshotRun:
+    """A Snapshot's machine: queued -> started (run) -> sealed (after cleanup)."""
+
+    def __init__(self, spec: SnapshotSpec, observer: HookObserver, kill_grace: float) -> None:
+        self.spec = spec
+        self.machine = SnapshotMachine()
+        self.kill_grace = kill_grace
+        self.observer = observer
+        self.runs: list[HookRun] = []
+        self._reapers: set[asyncio.Task[object]] = set()
+        self._since = procs.boot_clock()
+        self._started_at = datetime.now(UTC)
+
+    def has_running_background_hooks(self) -> bool:
+        """True while a `.bg` hook's process is still running: the snapshot cannot seal."""
+        return any(r.hook.background and r.running for r in self.runs)
+
+    async def run(self, *, python_host: bool = True) -> SnapshotOutcome:
+        """Queue one ArchiveResult per hook, run steps 0..9 then unnumbered, wait, clean, seal."""
+        spec = self.spec
+        self.machine.to("started")
+        hooks = discover_hooks(
+            spec.plugins_dirs, "Snapshot", only=spec.only_hooks, enabled_env=spec.env
+        )
+        host = await shared_host() if python_host and any(h.is_python for h in hooks) else None
+        ctx = RunContext(
+            snapshot_id=spec.snapshot_id,
+            url=spec.url,
+            out_dir=spec.out_dir,
+            env=spec.env,
+            extra_args=spec.extra_args,
+            plugins=sorted({h.plugin for h in hooks}),
+            attempt=spec.attempt,
+            observer=self.observer,
+            kill_grace=self.kill_grace,
+            host=host,
+            binaries=None if spec.binaries is None else {b.name: b for b in spec.binaries},
+            background_tasks=self._reapers,
+        )
+        self.runs = [HookRun(h, ctx) for h in hooks]
+        for r in self.runs:
+            await self.observer.record(r.hook, r.result)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for r in self.runs:
+                    if r.hook.background:
+                        group.create_task(r.run(), name=r.hook.key)
+                        await r.launched.wait()  # started in its turn, before the next hook
+                    else:
+                        await r.run()
+        except BaseExceptionGroup as eg:
+            raise eg.exceptions[0] from eg
+        finally:
+            await self.cleanup()
+        self.seal()
+        return SnapshotOutcome(
+            spec.snapshot_id,
+            self.machine.status,
+            [r.outcome for r in self.runs if r.outcome is not None],
+            self._started_at,
+            datetime.now(UTC),
+        )
+
+    async def cleanup(self) -> None:
+        """Stop leftovers: every hook's process group, and `*.pid` processes started during
+        the snapshot (all at once, one grace); then delete the `.pid` files."""
+        targets = procs.pid_file_targets(self.spec.out_dir, self._since)
+        if targets:
+            log.info("snapshot %s: sweeping .pid %s", self.spec.snapshot_id, targets)
+        await asyncio.gather(
+            *(r.cleanup() for r in self.runs),
+            procs.terminate(targets.values(), [], self.kill_grace),
+            *self._reapers,
+        )
+        for path in self.spec.out_dir.glob("*/*.pid"):
+            path.unlink(missing_ok=True)
+
+    def seal(self) -> None:
+        """started -> sealed; raises while a background hook still runs."""
+        if self.has_running_background_hooks():
+            raise IllegalTransition("a background hook is still running: cannot seal")
+        self.machine.to("sealed")
+
+
+async def run_snapshot(
+    spec: SnapshotSpec,
+    observer: HookObserver,
+    *,
+    kill_grace: float = 60.0,
+    python_host: bool = True,
+) -> SnapshotOutcome:
+    """Run every hook of a snapshot; returns when all (`.bg` too) have ended and cleanup ran.
+
+    `python_host=False` execs Python hooks with a fresh interpreter instead of forking them
+    from the pre-warmed host. If the observer raises, the hooks are stopped and it re-raises.
+    """
+    return await SnapshotRun(spec, observer, kill_grace).run(python_host=python_host)

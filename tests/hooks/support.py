@@ -1,0 +1,92 @@
+"""Helpers for the hook-runner tests: a recording observer and a one-call snapshot run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from shared.hooks.records import ArchiveResultRecord, HookRecord
+from shared.hooks.runner import HookSpec, SnapshotOutcome, SnapshotSpec, run_snapshot
+
+FIXTURES = Path(__file__).parent / "fixtures" / "plugins"
+
+LANGS = [
+    pytest.param(("sh", True), id="sh"),
+    pytest.param(("py", True), id="py-host"),
+    pytest.param(("py", False), id="py-exec"),
+]
+"""(plugin suffix, python_host): every behaviour is checked in sh, and in Python both forked
+from the pre-warmed host and exec'd."""
+
+
+@dataclass
+class Recorder:
+    """A HookObserver that keeps everything, with arrival times."""
+
+    records: list[tuple[str, HookRecord, float]] = field(default_factory=list)
+    finished: dict[str, tuple[ArchiveResultRecord, Path, float]] = field(default_factory=dict)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def record(self, hook: HookSpec, record: HookRecord) -> None:
+        self.records.append((hook.key, record, time.monotonic()))
+        self.arrived.set()
+
+    async def wait_for_tag(self, plugin: str, name: str) -> None:
+        """Return once `plugin` has printed the Tag `name`."""
+        while name not in self.tags(plugin):
+            self.arrived.clear()
+            await self.arrived.wait()
+
+    async def hook_finished(
+        self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
+    ) -> None:
+        assert hook.key not in self.finished, f"{hook.key} finished twice"
+        self.finished[hook.key] = (result, output_dir, time.monotonic())
+
+    def of(self, plugin: str) -> list[HookRecord]:
+        """Records streamed for a plugin's hooks, in arrival order."""
+        return [r for key, r, _ in self.records if key.split("/")[0] == plugin]
+
+    def tags(self, plugin: str) -> list[str]:
+        return [r.name for r in self.of(plugin) if r.type == "Tag"]
+
+    def statuses(self, plugin: str) -> list[str]:
+        return [r.status for r in self.of(plugin) if isinstance(r, ArchiveResultRecord)]
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CFG_", "TIMEOUT"))}
+    env["TIMEOUT"] = "10"
+    env.update(extra)
+    return env
+
+
+async def capture(
+    tmp_path: Path,
+    only: list[str] | None,
+    *,
+    env: dict[str, str] | None = None,
+    python_host: bool = True,
+    kill_grace: float = 0.5,
+    plugins_dirs: list[Path] | None = None,
+    **spec_fields: object,
+) -> tuple[SnapshotOutcome, Recorder]:
+    """Run one snapshot over the fixture plugins; returns the outcome and what was observed."""
+    rec = Recorder()
+    spec = SnapshotSpec(
+        snapshot_id="snap-1",
+        url="https://example.org/a?b=c",
+        out_dir=tmp_path / "out",
+        plugins_dirs=plugins_dirs or [FIXTURES],
+        env=env if env is not None else base_env(),
+        only_hooks=only,
+        **spec_fields,  # type: ignore[arg-type]
+    )
+    outcome = await run_snapshot(spec, rec, kill_grace=kill_grace, python_host=python_host)
+    assert outcome.status == "sealed"
+    return outcome, rec

@@ -1,0 +1,114 @@
+"""A Python hook forked from the pre-warmed host behaves exactly like an exec'd interpreter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from shared.hooks import host as host_module
+from shared.hooks.host import HookHost, HostError, close_shared_host, shared_host
+from shared.hooks.procs import pid_alive
+from shared.hooks.runner import SnapshotRun, SnapshotSpec
+from tests.hooks.support import FIXTURES, Recorder, base_env, capture
+
+MODES = [pytest.param(True, id="host"), pytest.param(False, id="exec")]
+
+
+@pytest.mark.parametrize("python_host", MODES)
+async def test_process_looks_like_a_fresh_interpreter(tmp_path: Path, python_host: bool) -> None:
+    outcome, rec = await capture(
+        tmp_path, ["probe_py"], env=base_env(PROBE="yes"), python_host=python_host
+    )
+    out = tmp_path / "out" / "probe_py"
+    facts = json.loads((out / "facts.json").read_text())
+    hook = FIXTURES / "probe_py" / "on_Snapshot__10_probe.py"
+    assert facts["name"] == "__main__" and facts["file"] == str(hook)
+    assert facts["argv"][0] == str(hook) and facts["argv"][1].startswith("--url=")
+    assert facts["cwd"] == str(out) and facts["path0"] == str(hook.parent)
+    assert facts["session_leader"] and facts["group_leader"]
+    assert facts["stdin"] == "" and facts["probe_env"] == "yes"
+    assert facts["sigint"] and facts["sigpipe_ignored"] and facts["sigterm_default"]
+    assert (out / "atexit.txt").read_text() == "ran"
+    assert (out / "thread.txt").read_text() == "joined"
+    assert rec.tags("probe_py") == ["unflushed"]
+    assert outcome.hooks[0].result.exit_code == 0
+
+
+@pytest.mark.parametrize("python_host", MODES)
+@pytest.mark.parametrize(("how", "code"), [("3", 3), ("string", 1), ("signal", -9), ("256", 0)])
+async def test_exit_statuses_match(tmp_path: Path, python_host: bool, how: str, code: int) -> None:
+    outcome, _ = await capture(
+        tmp_path, ["probe_py"], env=base_env(PROBE_EXIT=how), python_host=python_host
+    )
+    assert outcome.hooks[0].result.exit_code == code
+    if how == "string":
+        log = next((tmp_path / "out" / "probe_py").glob("*.stderr.log")).read_text()
+        assert "a message for stderr" in log
+
+
+async def test_traceback_goes_to_the_stderr_log(tmp_path: Path) -> None:
+    await capture(tmp_path, ["crash_py"])
+    log = next((tmp_path / "out" / "crash_py").glob("*.stderr.log")).read_text()
+    assert "Traceback" in log and "RuntimeError: upstream said 500" in log
+
+
+async def test_closed_host_refuses_spawns_and_the_shared_one_is_replaced(tmp_path: Path) -> None:
+    host = HookHost()
+    await host.start()
+    assert host.usable
+    host.close()
+    assert not host.usable
+    with pytest.raises(HostError):
+        await host.spawn(["x.py"], tmp_path, {}, 1, 2)
+    first = await shared_host()
+    assert first is not None
+    close_shared_host()
+    outcome, _ = await capture(tmp_path, ["ok_py"])
+    assert outcome.hooks[0].result.status == "succeeded"
+    assert host_module._shared is not None and host_module._shared is not first
+
+
+async def test_host_dying_mid_hook_is_a_hard_failure(tmp_path: Path) -> None:
+    spec = SnapshotSpec(
+        "s", "u", tmp_path / "out", [FIXTURES], base_env(), only_hooks=["slow_py", "after_py"]
+    )
+    rec = Recorder()
+    run = SnapshotRun(spec, rec, kill_grace=0.5)
+    task = asyncio.create_task(run.run())
+    await rec.wait_for_tag("slow_py", "slow-started")
+    hook_pid = run.runs[0].process.pid  # type: ignore[union-attr]
+    host = host_module._shared
+    assert host is not None and host._proc is not None
+    host._proc.kill()
+    outcome = await task
+    slow = outcome.result("slow_py")
+    assert (
+        slow.result.exit_code == -9 and slow.result.error_code == "E_SLOW_PY_FAILED" and slow.retry
+    )
+    assert not pid_alive(hook_pid)
+    assert outcome.result("after_py").result.status == "succeeded"  # exec'd instead
+
+
+@pytest.mark.parametrize("python_host", MODES)
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
+async def test_stdout_buffering_follows_the_hooks_env(
+    tmp_path: Path, python_host: bool, unbuffered: str
+) -> None:
+    plugin = tmp_path / "plugins" / "buf"
+    plugin.mkdir(parents=True)
+    (plugin / "on_Snapshot__10_buf.py").write_text(
+        'import time\nprint(\'{"type": "Tag", "name": "early"}\')\ntime.sleep(0.5)\n'
+    )
+    env = {k: v for k, v in base_env().items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    _, rec = await capture(
+        tmp_path, None, env=env, python_host=python_host, plugins_dirs=[plugin.parent]
+    )
+    [(_, _, tag_at)] = [r for r in rec.records if r[1].type == "Tag"]
+    _, _, finished_at = rec.finished["buf/on_Snapshot__10_buf.py"]
+    # block-buffered on a pipe, like `python hook.py | ...`, unless PYTHONUNBUFFERED is set
+    assert (finished_at - tag_at > 0.3) == bool(unbuffered)
