@@ -28,7 +28,8 @@ from pydantic import ValidationError
 from shared import bus
 from shared.capture.artifacts import artifact_key, artifact_kind, content_type
 from shared.errors import BusError, StorageError
-from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, HookRecord
+from shared.hooks.binaries import detect_binaries
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord, HookRecord
 from shared.hooks.runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob
 from shared.s3 import ObjectStore
@@ -62,6 +63,8 @@ class WorkerConfig:
     skip_plugins: Collection[str] = ()
     hook_env: dict[str, str] = field(default_factory=dict)
     nak_delay_s: float = 30.0
+    binaries: list[BinaryRecord] | None = None
+    """What detect_binaries() found at worker start; None = look up per snapshot."""
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
 
@@ -205,6 +208,7 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
                 env=cfg.hook_env,
                 only_hooks=hooks,
                 attempt=job.attempt,
+                binaries=cfg.binaries,
             )
             outcome = await run_snapshot(spec, jr)
             results = {h.hook.key: h.result for h in outcome.hooks}
@@ -251,6 +255,11 @@ async def run_worker(
     cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, stop: asyncio.Event
 ) -> None:
     """Fetch and process jobs, at most cfg.concurrency at a time, until stop is set."""
+    if cfg.binaries is None:
+        cfg.binaries = await asyncio.to_thread(detect_binaries, cfg.plugins_dirs, env=cfg.hook_env)
+        for b in cfg.binaries:
+            level = logging.INFO if b.status == "succeeded" else logging.WARNING
+            log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
     sub = await bus.pull_subscribe(js, cfg.consumer)
     running: set[asyncio.Task[None]] = set()
     while not stop.is_set():
