@@ -1,0 +1,184 @@
+"""Database backups to S3 (``VACUUM INTO``, gzip, upload) and restore from them.
+
+Key: ``db-backups/<YYYY-MM-DD>/archive.sqlite3.gz`` (UTC date; a later backup the same day
+replaces the earlier one). Restore: ``python -m services.writer restore [--date YYYY-MM-DD]``
+downloads the backup (default: the newest), checks ``PRAGMA integrity_check``, and installs
+it atomically in place of ``DATABASE_PATH`` (the old file is kept beside it). It refuses to
+run while a writer holds the database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import logging
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from services.writer.db import writer_lock
+from shared.errors import ArchiverError, StorageError
+from shared.s3 import ObjectStore
+from shared.settings import CommonSettings
+
+log = logging.getLogger(__name__)
+
+PREFIX = "db-backups/"
+NAME = "archive.sqlite3.gz"
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class RestoreError(ArchiverError):
+    """A backup cannot be restored (absent, corrupt, writer running)."""
+
+
+def backup_key(day: datetime) -> str:
+    """The object key of the backup of that UTC day."""
+    return f"{PREFIX}{day.astimezone(UTC):%Y-%m-%d}/{NAME}"
+
+
+def snapshot_to(db_path: Path, dest_gz: Path) -> int:
+    """A consistent gzip'ed copy of the database (VACUUM INTO through a read-only
+    connection, so the writer keeps committing meanwhile). Returns its size."""
+    raw = dest_gz.with_suffix("")
+    raw.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    try:
+        src.execute("VACUUM INTO ?", (str(raw),))
+    finally:
+        src.close()
+    try:
+        with raw.open("rb") as fin, gzip.open(dest_gz, "wb", compresslevel=6) as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+    finally:
+        raw.unlink(missing_ok=True)
+    return dest_gz.stat().st_size
+
+
+async def backup(settings: CommonSettings, now: datetime | None = None) -> str:
+    """Back the database up to S3; returns the key. Raises StorageError."""
+    key = backup_key(now or datetime.now(UTC))
+    with tempfile.TemporaryDirectory(dir=settings.db_path.parent, prefix=".backup-") as tmp:
+        gz = Path(tmp) / NAME
+        size = await asyncio.to_thread(snapshot_to, settings.db_path, gz)
+        async with ObjectStore(settings) as store:
+            await store.ensure_bucket()
+            await store.put_file(key, gz, "application/gzip")
+    log.info("database backed up to %s (%d bytes)", key, size)
+    return key
+
+
+async def has_backup(settings: CommonSettings, now: datetime | None = None) -> bool:
+    """True when today's backup exists."""
+    async with ObjectStore(settings) as store:
+        return await store.head(backup_key(now or datetime.now(UTC))) is not None
+
+
+async def latest_date(store: ObjectStore) -> str:
+    """The newest backup's date."""
+    dates = sorted(
+        parts[1]
+        for key in await store.list_keys(PREFIX)
+        if len(parts := key.split("/")) == 3 and parts[2] == NAME and _DATE.match(parts[1])
+    )
+    if not dates:
+        raise RestoreError(f"no backup under {PREFIX} in bucket {store.bucket}")
+    return dates[-1]
+
+
+def check_integrity(path: Path) -> None:
+    """Raise RestoreError unless PRAGMA integrity_check says ok."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("PRAGMA integrity_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise RestoreError(f"not a database: {exc}") from exc
+    if rows != [("ok",)]:
+        raise RestoreError(f"integrity_check failed: {rows[:5]}")
+
+
+async def restore(settings: CommonSettings, date: str | None = None) -> Path | None:
+    """Install a backup as the database; returns where the previous file was kept (if any)."""
+    db_path = settings.db_path
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with (
+        writer_lock(db_path),
+        tempfile.TemporaryDirectory(dir=db_path.parent, prefix=".restore-") as tmp,
+    ):
+        gz, raw = Path(tmp) / NAME, Path(tmp) / "archive.sqlite3"
+        async with ObjectStore(settings) as store:
+            day = date or await latest_date(store)
+            if not _DATE.match(day):
+                raise RestoreError(f"bad date {day!r}; expected YYYY-MM-DD")
+            key = f"{PREFIX}{day}/{NAME}"
+            try:
+                await store.download_file(key, gz)
+            except StorageError as exc:
+                raise RestoreError(f"cannot download {key}: {exc}") from exc
+        await asyncio.to_thread(_gunzip, gz, raw)
+        await asyncio.to_thread(check_integrity, raw)
+        previous: Path | None = None
+        if db_path.exists():
+            stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
+            previous = db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
+            os.replace(db_path, previous)
+        await asyncio.to_thread(_install, raw, db_path)
+    log.info("restored %s into %s", key, db_path)
+    return previous
+
+
+def remove_leftovers(db_path: Path) -> None:
+    """Delete temporary folders a backup or restore killed mid-way left beside the database."""
+    for leftover in db_path.parent.glob(".backup-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in db_path.parent.glob(".restore-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _gunzip(src: Path, dest: Path) -> None:
+    try:
+        with gzip.open(src, "rb") as fin, dest.open("wb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+            fout.flush()
+            os.fsync(fout.fileno())
+    except (OSError, EOFError) as exc:
+        raise RestoreError(f"backup is not a valid gzip file: {exc}") from exc
+
+
+def _install(raw: Path, db_path: Path) -> None:
+    """Move the checked copy into place; a stale WAL of the old file must not survive."""
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    os.replace(raw, db_path)
+    _fsync_dir(db_path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def restore_cli(argv: list[str], settings: CommonSettings) -> int:
+    """``python -m services.writer restore [--date YYYY-MM-DD]``; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m services.writer restore")
+    parser.add_argument("--date", help="UTC date of the backup (default: the newest)")
+    args = parser.parse_args(argv)
+    try:
+        previous = asyncio.run(restore(settings, args.date))
+    except ArchiverError as exc:
+        log.error("restore failed: %s", exc)
+        return 1
+    kept = f" (previous file kept as {previous.name})" if previous else ""
+    print(f"restored {settings.db_path}{kept}")
+    return 0

@@ -1,0 +1,96 @@
+"""Whether a link gets a capture job: cache window, quote-only rule, domain policy, retries.
+
+Every decision is recorded as an ``archive_jobs`` row: ``queued`` or ``skipped_cached`` /
+``skipped_policy`` with the reason, so the UI and an operator can see why a link was not
+captured.
+
+Manual requests: a person who submits a URL bypasses the domain policy (they asked for this
+URL explicitly) but not the cache window: a capture in flight, or one that finished within
+``CACHE_WINDOW_SECONDS``, is the answer to their request. ``Re-archive`` ignores the cache
+window and only avoids a second job while one is queued or running.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+JobStatus = Literal["queued", "skipped_cached", "skipped_policy"]
+Source = Literal["feed", "submit", "rearchive"]
+
+MANUAL_PRIORITY = 10
+"""Priority of jobs a person asked for (feed jobs have 0; higher runs first)."""
+
+PERMANENT_ERROR_CODES = frozenset(
+    {"E_BINARY_MISSING", "E_UNSUPPORTED_SCHEME", "E_FETCH_REFUSED", "E_FETCH_REDIRECTS"}
+)
+_HTTP_4XX = re.compile(r"^E_[A-Z0-9]+_HTTP_4\d\d$")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The decision rules, from the settings."""
+
+    cache_window: timedelta = timedelta(hours=1)
+    quote_only_links: bool = False
+    max_attempts: int = 5
+    job_deadline: timedelta = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """What the database knows about a link when a decision is made."""
+
+    last_archived_at: datetime | None
+    active_job_id: int | None
+    status: str = "pending"
+    """links.status (pending, archived, failed, skipped)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome for one link: a job status, why, and its priority."""
+
+    status: JobStatus
+    reason: str
+    priority: int = 0
+
+
+def decide(
+    state: LinkState,
+    *,
+    source: Source,
+    now: datetime,
+    policy: Policy,
+    allowed: bool = True,
+    policy_reason: str = "",
+    quote_only: bool = False,
+) -> Decision:
+    """Decide whether a link seen in a post, submitted or re-archive-requested gets a job."""
+    manual = source != "feed"
+    if source == "feed" and not allowed:
+        return Decision("skipped_policy", policy_reason or "domain policy")
+    if state.active_job_id is not None:
+        return Decision("skipped_cached", f"in flight: job {state.active_job_id}")
+    last = state.last_archived_at
+    if source != "rearchive" and last is not None and now - last < policy.cache_window:
+        window = int(policy.cache_window.total_seconds())
+        return Decision("skipped_cached", f"archived at {last.isoformat()} (window {window}s)")
+    if source == "feed" and quote_only and last is not None and not policy.quote_only_links:
+        return Decision("skipped_cached", f"quote-only link, archived at {last.isoformat()}")
+    if manual:
+        return Decision("queued", f"{source} requested", MANUAL_PRIORITY)
+    reason = policy_reason or "allowed"
+    return Decision("queued", reason if last is None else f"{reason}; re-capture after window")
+
+
+def is_permanent(error_code: str | None, attempt: int) -> bool:
+    """True when a hook failure will not heal by retrying (missing tool, refused, 4xx twice)."""
+    if not error_code:
+        return False
+    if error_code in PERMANENT_ERROR_CODES:
+        return True
+    transient = error_code.endswith(("_408", "_429"))
+    return bool(_HTTP_4XX.match(error_code)) and not transient and attempt >= 2

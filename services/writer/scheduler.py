@@ -1,0 +1,161 @@
+"""The job scheduler: dispatch due jobs within the global and per-domain limits.
+
+Runs every ``SCHEDULER_INTERVAL_SECONDS`` in the writer loop. A dispatch is recorded in the
+database (status running, attempt + 1, deadline) *before* the ``CaptureJob`` is published;
+``published_at`` is set once JetStream stored it. Jobs that are running but not published
+(a crash or NATS outage between the two) are published again with the same attempt, so the
+same ``Nats-Msg-Id``: JetStream drops the duplicate. A running job silent past its deadline
+is dispatched again as a new attempt, until ``MAX_ATTEMPTS``.
+
+In flight = status ``running``: never more than ``WORKER_CONCURRENCY`` overall, nor more than
+``PER_DOMAIN_CONCURRENCY`` per registrable domain (``old.reddit.com`` and ``www.reddit.com``
+share ``reddit.com``), whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from services.writer import jobs
+from services.writer.clock import iso, parse
+from services.writer.db import transaction
+from services.writer.policy import Policy
+from shared.links import registrable_domain
+from shared.messages import CaptureJob
+from shared.subjects import JOB_CAPTURE, JOB_MEDIA
+
+log = logging.getLogger(__name__)
+
+SUBJECT_OF_KIND = {"capture": JOB_CAPTURE, "media": JOB_MEDIA}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much may be in flight."""
+
+    concurrency: int = 4
+    per_domain: int = 1
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A job to publish: its subject and message."""
+
+    subject: str
+    job: CaptureJob
+
+
+def plan(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime) -> list[Dispatch]:
+    """Record this tick's dispatches and return every dispatch still to be published."""
+    with transaction(conn):
+        _expire(conn, policy, now)
+        _dispatch_due(conn, policy, limits, now)
+        rows = conn.execute(
+            "SELECT j.id, j.link_id, j.snapshot_id, j.kind, j.attempts, j.deadline,"
+            " j.retry_hooks, l.canonical_url FROM archive_jobs j JOIN links l ON l.id = j.link_id"
+            " WHERE j.status = 'running' AND j.published_at IS NULL ORDER BY j.id"
+        ).fetchall()
+    return [
+        Dispatch(
+            SUBJECT_OF_KIND[r["kind"]],
+            CaptureJob(
+                job_id=r["id"],
+                link_id=r["link_id"],
+                snapshot_id=r["snapshot_id"],
+                url=r["canonical_url"],
+                attempt=r["attempts"],
+                hooks=json.loads(r["retry_hooks"]) if r["retry_hooks"] else None,
+                deadline=parse(r["deadline"]),
+            ),
+        )
+        for r in rows
+    ]
+
+
+def mark_published(conn: sqlite3.Connection, published: list[CaptureJob], now: datetime) -> None:
+    """Remember that JetStream stored these dispatches."""
+    if not published:
+        return
+    with transaction(conn):
+        conn.executemany(
+            "UPDATE archive_jobs SET published_at = ? WHERE id = ? AND attempts = ?"
+            " AND status = 'running'",
+            [(iso(now), j.job_id, j.attempt) for j in published],
+        )
+
+
+def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
+    """Running jobs past their deadline: dispatch again as a new attempt, or fail."""
+    expired = conn.execute(
+        "SELECT id, link_id, attempts FROM archive_jobs WHERE status = 'running'"
+        " AND deadline < ? AND published_at IS NOT NULL",
+        (iso(now),),
+    ).fetchall()
+    for r in expired:
+        if r["attempts"] >= policy.max_attempts:
+            log.warning("job %d: no result after %d attempts; failed", r["id"], r["attempts"])
+            jobs.finish(
+                conn,
+                r["id"],
+                r["link_id"],
+                False,
+                f"no result before the deadline in {r['attempts']} attempts",
+                iso(now),
+            )
+            continue
+        log.info(
+            "job %d: attempt %d silent past its deadline; dispatching again", r["id"], r["attempts"]
+        )
+        _start_attempt(conn, r["id"], policy, now)
+
+
+def _start_attempt(conn: sqlite3.Connection, job_id: int, policy: Policy, now: datetime) -> None:
+    row = conn.execute("SELECT snapshot_id FROM archive_jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is not None and row[0] is None:
+        jobs.create_snapshot(conn, job_id, iso(now))
+    conn.execute(
+        "UPDATE archive_jobs SET status = 'running', attempts = attempts + 1, dispatched_at = ?,"
+        " deadline = ?, published_at = NULL WHERE id = ?",
+        (iso(now), iso(now + policy.job_deadline), job_id),
+    )
+
+
+def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime) -> None:
+    """Start as many due queued jobs as the limits allow, best priority first."""
+    running = conn.execute(
+        "SELECT l.domain, count(*) FROM archive_jobs j JOIN links l ON l.id = j.link_id"
+        " WHERE j.status = 'running' GROUP BY l.domain"
+    ).fetchall()
+    per_site: Counter[str] = Counter()
+    for domain, n in running:
+        per_site[registrable_domain(domain)] += n
+    free = limits.concurrency - sum(per_site.values())
+    if free <= 0:
+        return
+    candidates = conn.execute(
+        "SELECT id, link_id, domain, canonical_url FROM ("
+        " SELECT j.id, j.link_id, l.domain, l.canonical_url, j.priority, j.not_before,"
+        "  row_number() OVER (PARTITION BY l.domain ORDER BY j.priority DESC, j.not_before,"
+        "  j.id) AS rn"
+        " FROM archive_jobs j JOIN links l ON l.id = j.link_id"
+        " WHERE j.status = 'queued' AND j.not_before <= ?)"
+        " WHERE rn <= ? ORDER BY priority DESC, not_before, id",
+        (iso(now), limits.per_domain),
+    ).fetchall()
+    for c in candidates:
+        if free <= 0:
+            break
+        if not c["canonical_url"].startswith(("http://", "https://")):
+            jobs.finish(conn, c["id"], c["link_id"], False, "unsupported URL scheme", iso(now))
+            continue
+        site = registrable_domain(c["domain"])
+        if per_site[site] >= limits.per_domain:
+            continue
+        _start_attempt(conn, c["id"], policy, now)
+        per_site[site] += 1
+        free -= 1

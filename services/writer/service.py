@@ -1,0 +1,328 @@
+"""The writer's loop: fetch from three durable consumers, apply in batches, ack after commit,
+run the scheduler, keep gauges, back up; on SIGTERM drain, back up one last time, exit 0."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from functools import partial
+from typing import Any, TypeVar
+
+import nats.errors
+from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError
+
+from services.writer import backup, scheduler
+from services.writer.apply import BatchResult, Item, apply_batch, is_transient
+from services.writer.clock import iso, utcnow
+from services.writer.db import open_db, transaction, writer_lock
+from services.writer.metrics import (
+    APPLY_SECONDS,
+    BACKLOG,
+    BACKUPS,
+    BATCH_SIZE,
+    DISPATCHED,
+    JOBS,
+    MESSAGES,
+)
+from services.writer.puller import Puller
+from services.writer.settings import WriterSettings
+from shared import bus
+from shared.errors import BusError, StorageError
+from shared.lifecycle import ServiceContext
+from shared.messages import Message
+from shared.subjects import MODELS, WRITER_COMMANDS, WRITER_FEED, WRITER_RESULTS
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+CONSUMERS = (WRITER_FEED, WRITER_RESULTS, WRITER_COMMANDS)
+RETRY_DELAY_S = 3.0
+"""Redelivery delay of messages not applied because the database was locked or full."""
+HOUSEKEEPING_S = 5.0
+
+
+class Writer:
+    """One writer process: owns the database connection and the scheduler."""
+
+    def __init__(self, settings: WriterSettings) -> None:
+        self.settings = settings
+        self.policy = settings.policy()
+        self.limits = scheduler.Limits(settings.worker_concurrency, settings.per_domain_concurrency)
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="writer-db")
+        self._conn: sqlite3.Connection | None = None
+        self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(CONSUMERS))
+        self._db_error: str | None = None
+        self._status: dict[str, object] = {}
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open database."""
+        if self._conn is None:
+            raise RuntimeError("database not open")
+        return self._conn
+
+    async def db(self, fn: Callable[..., R], *args: Any) -> R:
+        """Run fn(*args) on the database thread (one connection, one thread, in order)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(fn, *args))
+
+    async def health(self) -> dict[str, object]:
+        """/healthz details: ok while the database works."""
+        return {
+            "ok": self._conn is not None and self._db_error is None,
+            "db": self._db_error or ("ok" if self._conn else "closed"),
+            **self._status,
+        }
+
+    async def run(self, ctx: ServiceContext) -> None:
+        """The service body (see shared.lifecycle.serve)."""
+        with writer_lock(self.settings.db_path):
+            await self.db(backup.remove_leftovers, self.settings.db_path)
+            self._conn = await self.db(open_db, self.settings.db_path)
+            log.info("database %s open", self.settings.db_path)
+            try:
+                await self._serve(ctx)
+            finally:
+                await self.db(_close, self.conn)
+                self._conn = None
+                self._executor.shutdown(wait=True)
+
+    async def _serve(self, ctx: ServiceContext) -> None:
+        pullers = [await Puller.create(ctx.nc, ctx.js, spec) for spec in CONSUMERS]
+        fetchers = [asyncio.create_task(self._fetch_loop(p, ctx.stop)) for p in pullers]
+        applier = asyncio.create_task(self._apply_loop(fetchers))
+        ticker = asyncio.create_task(self._schedule_loop(ctx))
+        keeper = asyncio.create_task(self._housekeeping_loop(ctx, pullers))
+        await ctx.stop.wait()
+        log.info("stopping: draining fetched messages")
+        await asyncio.gather(*fetchers, return_exceptions=True)
+        await applier
+        await asyncio.gather(ticker, keeper, return_exceptions=True)
+        try:
+            await ctx.nc.flush(timeout=5)
+        except Exception as exc:
+            log.warning("flush of acks failed: %s", exc)
+        for puller in pullers:
+            with contextlib.suppress(Exception):
+                await puller.close()
+        if self.settings.backup_interval_seconds > 0:
+            await self._backup()
+
+    async def _fetch_loop(self, puller: Puller, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                msgs = await puller.fetch(self.settings.writer_batch_size, timeout=1.0)
+            except (ConnectionClosedError, nats.errors.Error) as exc:
+                log.warning("fetch from %s failed: %s", puller.spec.durable, exc)
+                await asyncio.sleep(0.5)
+                continue
+            if msgs:
+                await self._queue.put(msgs)
+
+    async def _apply_loop(self, fetchers: list[asyncio.Task[None]]) -> None:
+        while True:
+            try:
+                msgs = await asyncio.wait_for(self._queue.get(), timeout=0.2)
+            except TimeoutError:
+                if all(f.done() for f in fetchers) and self._queue.empty():
+                    return
+                continue
+            while len(msgs) < self.settings.writer_batch_size and not self._queue.empty():
+                msgs.extend(self._queue.get_nowait())
+            await self.handle(msgs)
+
+    async def handle(self, msgs: list[Msg]) -> None:
+        """Validate each message, apply the valid ones in one batch, then ack/term/nak."""
+        counts: Counter[tuple[str, str]] = Counter()
+        items: list[Item[Msg]] = []
+        for msg in msgs:
+            message = _validate(msg)
+            if message is None:
+                await _settle(msg.term(), "term")
+                counts[msg.subject, "terminated"] += 1
+                continue
+            items.append(Item(msg.subject, message, msg))
+        if items:
+            started = time.perf_counter()
+            result = await self.db(apply_batch, self.conn, self.policy, items, utcnow())
+            APPLY_SECONDS.observe(time.perf_counter() - started)
+            BATCH_SIZE.observe(len(items))
+            await self._settle_batch(result, counts)
+        for (subject, outcome), n in counts.items():
+            MESSAGES.labels(subject, outcome).inc(n)
+
+    async def _settle_batch(
+        self, result: BatchResult[Msg], counts: Counter[tuple[str, str]]
+    ) -> None:
+        """Ack what was applied (or applied before), term the bad, nak the rest."""
+        for item in result.applied:
+            await _settle(item.handle.ack(), "ack")
+            counts[item.subject, "applied"] += 1
+        for item in result.duplicates:
+            await _settle(item.handle.ack(), "ack")
+            counts[item.subject, "duplicate"] += 1
+        for item, exc in result.failed:
+            log.error(
+                "terminating %s message %s: %r; data=%r",
+                item.subject,
+                item.message.msg_id(),
+                exc,
+                item.handle.data[:300],
+            )
+            await _settle(item.handle.term(), "term")
+            counts[item.subject, "terminated"] += 1
+        for item in result.retry:
+            await _settle(item.handle.nak(delay=RETRY_DELAY_S), "nak")
+            counts[item.subject, "retried"] += 1
+        if result.retry:
+            self._db_error = f"{type(result.error).__name__}: {result.error}"
+            log.warning(
+                "database unavailable (%s); %d messages will be redelivered",
+                self._db_error,
+                len(result.retry),
+            )
+            await asyncio.sleep(1.0)
+        else:
+            self._db_error = None
+
+    async def _schedule_loop(self, ctx: ServiceContext) -> None:
+        while not ctx.stop.is_set():
+            try:
+                await self.tick(ctx)
+                self._db_error = None  # the database takes writes again
+            except sqlite3.Error as exc:
+                log.warning("scheduler: %s", exc)
+                if is_transient(exc):
+                    self._db_error = f"{type(exc).__name__}: {exc}"
+            except BusError as exc:
+                log.warning("scheduler: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ctx.stop.wait(), self.settings.scheduler_interval_seconds)
+
+    async def tick(self, ctx: ServiceContext) -> int:
+        """One scheduler run: record dispatches, publish them, remember what was stored."""
+        dispatches = await self.db(scheduler.plan, self.conn, self.policy, self.limits, utcnow())
+        published = []
+        for d in dispatches:
+            try:
+                await bus.publish(ctx.js, d.subject, d.job)
+            except BusError as exc:
+                log.warning("dispatch of job %d failed (retried next tick): %s", d.job.job_id, exc)
+                break
+            published.append(d.job)
+            DISPATCHED.labels(d.subject).inc()
+        await self.db(scheduler.mark_published, self.conn, published, utcnow())
+        return len(published)
+
+    async def _housekeeping_loop(self, ctx: ServiceContext, pullers: list[Puller]) -> None:
+        interval = self.settings.backup_interval_seconds
+        next_backup = time.monotonic() + interval
+        if interval > 0 and not await self._backed_up_today():
+            next_backup = time.monotonic() + HOUSEKEEPING_S
+        next_prune = time.monotonic()
+        while not ctx.stop.is_set():
+            await self._update_gauges(pullers)
+            if time.monotonic() >= next_prune:
+                next_prune = time.monotonic() + 3600
+                await self._prune()
+            if interval > 0 and time.monotonic() >= next_backup:
+                next_backup = time.monotonic() + interval
+                await self._backup()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ctx.stop.wait(), HOUSEKEEPING_S)
+
+    async def _update_gauges(self, pullers: list[Puller]) -> None:
+        backlog: dict[str, int] = {}
+        for puller in pullers:
+            name = puller.spec.durable
+            try:
+                backlog[name] = await puller.pending()
+            except Exception as exc:
+                log.debug("consumer_info %s: %s", name, exc)
+                continue
+            BACKLOG.labels(name).set(backlog[name])
+        try:
+            counts = await self.db(_active_jobs, self.conn)
+        except sqlite3.Error as exc:
+            log.warning("job gauges: %s", exc)
+            counts = {}
+        for status, n in counts.items():
+            JOBS.labels(status).set(n)
+        self._status = {"backlog": backlog, "jobs": counts}
+
+    async def _prune(self) -> None:
+        cutoff = iso(utcnow() - timedelta(days=self.settings.processed_retention_days))
+        try:
+            await self.db(_prune_processed, self.conn, cutoff)
+        except sqlite3.Error as exc:
+            log.warning("pruning processed_messages: %s", exc)
+
+    async def _backed_up_today(self) -> bool:
+        try:
+            return await backup.has_backup(self.settings)
+        except StorageError as exc:
+            log.warning("cannot check for today's backup: %s", exc)
+            return True
+
+    async def _backup(self) -> None:
+        try:
+            await asyncio.wait_for(backup.backup(self.settings), timeout=300)
+            BACKUPS.labels("ok").inc()
+        except (StorageError, sqlite3.Error, OSError, TimeoutError) as exc:
+            BACKUPS.labels("failed").inc()
+            log.error("database backup failed: %s", exc)
+
+
+def _validate(msg: Msg) -> Message | None:
+    """The message's model, or None (logged with an excerpt) when it violates it."""
+    model = MODELS.get(msg.subject)
+    if model is None:
+        log.error("no model for subject %s; data=%r", msg.subject, msg.data[:300])
+        return None
+    try:
+        return model.model_validate_json(msg.data)
+    except ValueError as exc:
+        log.error(
+            "invalid %s message: %s; data=%r",
+            msg.subject,
+            str(exc).replace("\n", " ")[:500],
+            msg.data[:300],
+        )
+        return None
+
+
+async def _settle(action: Any, what: str) -> None:
+    """Await an ack/nak/term; a lost one only causes a redelivery, which changes nothing."""
+    try:
+        await action
+    except Exception as exc:
+        log.warning("%s failed: %s", what, exc)
+
+
+def _active_jobs(conn: sqlite3.Connection) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT status, count(*) FROM archive_jobs WHERE status IN ('queued', 'running')"
+        " GROUP BY status"
+    ).fetchall()
+    return {"queued": 0, "running": 0, **{r[0]: int(r[1]) for r in rows}}
+
+
+def _prune_processed(conn: sqlite3.Connection, cutoff: str) -> None:
+    with transaction(conn):
+        conn.execute("DELETE FROM processed_messages WHERE applied_at < ?", (cutoff,))
+
+
+def _close(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()

@@ -1,0 +1,55 @@
+"""Writer settings (names as in the seed spec §11)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import Field
+
+from services.writer.policy import Policy
+from shared.hooks.retry import MAX_ATTEMPTS
+from shared.settings import CommonSettings
+
+
+class WriterSettings(CommonSettings):
+    """Settings of the writer."""
+
+    cache_window_seconds: int = Field(
+        3600, ge=0, description="A link archived this recently (canonical URL) is not re-captured."
+    )
+    archive_quote_only_links: bool = Field(
+        False, description="Archive links that appear only inside quotes even if archived before."
+    )
+    worker_concurrency: int = Field(
+        4, ge=1, description="Capture jobs in flight at once, across every worker."
+    )
+    per_domain_concurrency: int = Field(
+        1, ge=1, description="Capture jobs in flight at once per registrable domain."
+    )
+    max_attempts: int = Field(
+        MAX_ATTEMPTS, ge=1, description="Attempts of one job (first run + retries) before it fails."
+    )
+    job_deadline_seconds: int = Field(
+        900, gt=0, description="A dispatched job silent this long is dispatched again."
+    )
+    backup_interval_seconds: int = Field(
+        86400, ge=0, description="Seconds between database backups to S3 (0 = no backups)."
+    )
+    writer_batch_size: int = Field(
+        1000, ge=1, description="Messages applied in one database transaction at most."
+    )
+    scheduler_interval_seconds: float = Field(
+        0.5, gt=0, description="Seconds between two runs of the job scheduler."
+    )
+    processed_retention_days: int = Field(
+        30, ge=1, description="Days the ids of applied messages are kept for de-duplication."
+    )
+
+    def policy(self) -> Policy:
+        """The decision rules these settings describe."""
+        return Policy(
+            cache_window=timedelta(seconds=self.cache_window_seconds),
+            quote_only_links=self.archive_quote_only_links,
+            max_attempts=self.max_attempts,
+            job_deadline=timedelta(seconds=self.job_deadline_seconds),
+        )

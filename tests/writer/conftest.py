@@ -1,0 +1,41 @@
+"""Fixtures of the writer's unit tests: a fresh migrated database in a temporary folder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from services.writer.db import open_db
+from tests.writer.live import LiveWriter
+from tests.writer.support import Harness
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "archive.sqlite3"
+
+
+@pytest.fixture
+def h(db_path: Path) -> Iterator[Harness]:
+    conn = open_db(db_path)
+    try:
+        yield Harness(conn)
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def live_writer() -> Iterator[Callable[..., LiveWriter]]:
+    """Makes LiveWriters; every one of them is stopped at teardown, even when a test fails."""
+    made: list[LiveWriter] = []
+
+    def make(data_dir: Path, nats_url: str, env: dict[str, str] | None = None) -> LiveWriter:
+        writer = LiveWriter(data_dir, nats_url, dict(env or {}))
+        made.append(writer)
+        return writer
+
+    yield make
+    for writer in made:
+        writer.close()

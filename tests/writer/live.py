@@ -1,0 +1,180 @@
+"""A real writer process (``python -m services.writer``) for integration tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from services.supervisor.procs import Child
+from shared import bus
+from shared.messages import Message
+from tests.writer.support import SUBJECT
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class LiveWriter:
+    """Start, kill -9, SIGTERM and query one writer process."""
+
+    data_dir: Path
+    nats_url: str
+    env: dict[str, str] = field(default_factory=dict)
+    child: Child | None = None
+    starts: int = 0
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "archive.sqlite3"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "writer.log"
+
+    @property
+    def port_file(self) -> Path:
+        return self.data_dir / "run" / "writer.port"
+
+    def full_env(self) -> dict[str, str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+        base.update(
+            DATA_DIR=str(self.data_dir),
+            NATS_URL=self.nats_url,
+            BACKUP_INTERVAL_SECONDS="0",
+            METRICS_PORT="0",
+            SCHEDULER_INTERVAL_SECONDS="0.2",
+        )
+        base.update(self.env)
+        return base
+
+    def start(self, timeout: float = 30) -> LiveWriter:
+        self.port_file.unlink(missing_ok=True)
+        argv = [sys.executable, "-m", "services.writer"]
+        self.child = Child("writer", argv, self.full_env(), self.log_path, cwd=REPO).start()
+        self.starts += 1
+        self.wait_for(lambda: self.port_file.exists() and self.db_path.exists(), timeout, "start")
+        return self
+
+    def kill9(self) -> None:
+        assert self.child is not None and self.child.proc is not None
+        self.child.signal(signal.SIGKILL)
+        self.child.proc.wait(10)
+        self.child.stop()
+
+    def stop(self) -> int | None:
+        assert self.child is not None
+        return self.child.stop(timeout=30)
+
+    def close(self) -> None:
+        """Make sure the process is gone (SIGTERM, then SIGKILL); safe to call twice."""
+        if self.child is not None and self.child.alive():
+            self.child.stop(timeout=5)
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{int(self.port_file.read_text())}"
+
+    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        if not self.db_path.exists():
+            return []
+        conn = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=10)
+        try:
+            return [tuple(r) for r in conn.execute(sql, args)]
+        except sqlite3.OperationalError:  # the schema is not created yet
+            return []
+        finally:
+            conn.close()
+
+    def count(self, table: str) -> int:
+        rows = self.query(f"SELECT count(*) FROM {table}")
+        return int(rows[0][0]) if rows else 0
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            if self.child is not None and not self.child.alive():
+                break
+            time.sleep(0.02)
+        tail = self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
+        raise AssertionError(f"writer: {what} did not happen\n{tail}")
+
+
+async def until(check: Callable[[], Any], timeout: float, what: str) -> None:
+    """Await check() (a coroutine function) until it returns true."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{what} did not happen in {timeout}s")
+
+
+async def writer_idle(nats_url: str) -> bool:
+    """True when the writer's three consumers have nothing pending or unacknowledged."""
+    return all(
+        [
+            await consumer_idle(nats_url, "FEED", "writer-feed"),
+            await consumer_idle(nats_url, "RESULTS", "writer-results"),
+            await consumer_idle(nats_url, "COMMANDS", "writer-commands"),
+        ]
+    )
+
+
+async def short_ack_wait(nats_url: str, ack_wait_s: float) -> None:
+    """Create the writer's consumers up front with a short ack wait (the writer binds to
+    existing consumers as they are), so redeliveries after a kill -9 come within seconds."""
+    from nats.js.api import ConsumerConfig
+
+    from services.writer.service import CONSUMERS
+
+    nc = await bus.connect(nats_url, "test-consumers")
+    try:
+        js = nc.jetstream()
+        await bus.ensure_streams(js)
+        for spec in CONSUMERS:
+            config = ConsumerConfig(
+                durable_name=spec.durable, ack_wait=ack_wait_s, filter_subject=spec.filter_subject
+            )
+            await js.add_consumer(spec.stream.name, config)
+    finally:
+        await nc.close()
+
+
+async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 500) -> None:
+    """Publish every message (with its msg id) and wait until JetStream stored each."""
+    nc = await bus.connect(nats_url, "test-publisher")
+    js = nc.jetstream()
+    try:
+        await bus.ensure_streams(js)
+        batch: list[Message] = []
+        for m in messages:
+            batch.append(m)
+            if len(batch) >= chunk:
+                await asyncio.gather(
+                    *(bus.publish(js, SUBJECT[type(x).__name__], x) for x in batch)
+                )
+                batch = []
+        await asyncio.gather(*(bus.publish(js, SUBJECT[type(x).__name__], x) for x in batch))
+    finally:
+        await nc.close()
+
+
+async def consumer_idle(nats_url: str, stream: str, durable: str) -> bool:
+    """True when a consumer has nothing pending and nothing unacknowledged."""
+    nc = await bus.connect(nats_url, "test-probe")
+    try:
+        info = await nc.jetstream().consumer_info(stream, durable)
+        return info.num_pending == 0 and info.num_ack_pending == 0
+    finally:
+        await nc.close()

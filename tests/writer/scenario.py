@@ -1,0 +1,78 @@
+"""A run of every message type, in the order a real run produces them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shared.hooks.records import (
+    ArchiveResultRecord,
+    ArtifactRecord,
+    BinaryRecord,
+    MetadataRecord,
+    SnapshotRecord,
+    TagRecord,
+    TextRecord,
+)
+from shared.messages import FeedGap, Message, RearchiveCommand, SubmitCommand
+from tests.writer.support import T0, done, event, occ, post
+
+JobLookup = Callable[[int], dict]
+
+
+def feed_messages() -> list[Message]:
+    """Posts (one edited), a gap and requests: everything that arrives before any capture."""
+    return [
+        post("g1", occ("https://redd.it/abc"), occ("https://x.com/u/status/1", in_quote=True)),
+        post(
+            "g2",
+            occ("https://old.reddit.com/r/x/comments/abc/t/"),
+            occ("https://blog.example/a", policy="skip"),
+        ),
+        post("g1", occ("https://redd.it/abc"), content="edited"),
+        FeedGap(
+            feed_url="https://forum.test/posts.rss", detected_at=T0, backfilled_posts=2, closed=True
+        ),
+        SubmitCommand(
+            url="https://www.tiktok.com/@a/video/1?utm_source=x", request_id="s1", requested_at=T0
+        ),
+        SubmitCommand(url="javascript:void(0)", request_id="s2", requested_at=T0),
+        RearchiveCommand(link_id=2, request_id="r1", requested_at=T0),
+    ]
+
+
+def capture_messages(job: dict) -> list[Message]:
+    """Every record type for one running job, then its end."""
+    hook = "on_Snapshot__61_fetch.py"
+    return [
+        event(job, 0, ArchiveResultRecord(status="started", plugin="fetch", hook=hook)),
+        event(
+            job,
+            1,
+            ArtifactRecord(
+                plugin="fetch",
+                kind="raw_response",
+                path="body",
+                s3_key=f"archives/{job['link_id']}/{job['snapshot_id']}/body",
+                content_type="text/html",
+                bytes=5,
+                sha256="1" * 64,
+            ),
+        ),
+        event(job, 2, MetadataRecord(title="Owls", description="About owls", language="en")),
+        event(job, 3, TextRecord(text="Barn owls hunt at dusk.")),
+        event(job, 4, TagRecord(name="birds")),
+        event(job, 5, BinaryRecord(name="curl", abspath="/usr/bin/curl", version="8")),
+        event(
+            job,
+            6,
+            SnapshotRecord(title="Owls!", final_url="https://www.reddit.com/r/x/comments/abc/t/"),
+        ),
+        event(
+            job,
+            7,
+            ArchiveResultRecord(
+                status="succeeded", plugin="fetch", hook=hook, output_str="HTTP 200", exit_code=0
+            ),
+        ),
+        done(job, records=8),
+    ]

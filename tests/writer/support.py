@@ -1,0 +1,194 @@
+"""Builders of writer inputs and helpers that read the database back."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from services.writer import scheduler
+from services.writer.apply import BatchResult, Item, apply_batch
+from services.writer.policy import Policy
+from services.writer.scheduler import Limits
+from shared.hooks.records import HookRecord
+from shared.links import CanonicalUrl, canonicalize
+from shared.messages import (
+    CaptureDone,
+    CaptureEvent,
+    CaptureJob,
+    FeedPost,
+    LinkOccurrence,
+    Message,
+)
+from shared.subjects import (
+    CAPTURE_DONE,
+    CAPTURE_RESULT,
+    CMD_REARCHIVE,
+    CMD_SUBMIT,
+    FEED_GAP,
+    FEED_POST,
+)
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+SUBJECT = {
+    "FeedPost": FEED_POST,
+    "FeedGap": FEED_GAP,
+    "CaptureEvent": CAPTURE_RESULT,
+    "CaptureDone": CAPTURE_DONE,
+    "SubmitCommand": CMD_SUBMIT,
+    "RearchiveCommand": CMD_REARCHIVE,
+}
+
+
+def occ(
+    url: str, *, in_quote: bool = False, policy: str = "archive", reason: str = ""
+) -> LinkOccurrence:
+    """A link occurrence as the poller would send it."""
+    c = canonicalize(url)
+    assert isinstance(c, CanonicalUrl), c
+    return LinkOccurrence(
+        original_url=url,
+        normalized_url=c.normalized,
+        canonical_url=c.canonical,
+        domain=c.domain,
+        in_quote=in_quote,
+        context_snippet=f"see {url}",
+        policy=policy,  # type: ignore[arg-type]
+        policy_reason=reason or ("allowlist" if policy == "archive" else "not-allowlisted"),
+    )
+
+
+def post(
+    guid: str, *links: LinkOccurrence, content: str | None = None, seen_at: datetime = T0
+) -> FeedPost:
+    """A FeedPost; content defaults to something derived from its links."""
+    html = content if content is not None else " ".join(o.original_url for o in links) or guid
+    return FeedPost(
+        feed_url="https://forum.test/posts.rss",
+        guid=guid,
+        post_url=f"https://forum.test/p/{guid}",
+        topic_url="https://forum.test/t/1",
+        title="A topic",
+        author="alice",
+        published_at=seen_at,
+        content_html=html,
+        content_hash=hashlib.sha256(html.encode()).hexdigest(),
+        links=list(links),
+        seen_at=seen_at,
+    )
+
+
+def event(
+    job: sqlite3.Row | dict[str, Any],
+    seq: int,
+    record: HookRecord,
+    *,
+    attempt: int | None = None,
+    run: int = 1,
+    worker: str = "host-a:1",
+) -> CaptureEvent:
+    """A CaptureEvent for a job row."""
+    return CaptureEvent(
+        job_id=job["id"],
+        link_id=job["link_id"],
+        snapshot_id=job["snapshot_id"],
+        attempt=attempt if attempt is not None else max(job["attempts"], 1),
+        run=run,
+        seq=seq,
+        worker=worker,
+        record=record,
+    )
+
+
+def done(
+    job: sqlite3.Row | dict[str, Any],
+    *,
+    records: int = 0,
+    retry: list[str] | None = None,
+    error: str | None = None,
+    attempt: int | None = None,
+    run: int = 1,
+) -> CaptureDone:
+    """A CaptureDone for a job row."""
+    return CaptureDone(
+        job_id=job["id"],
+        link_id=job["link_id"],
+        snapshot_id=job["snapshot_id"],
+        attempt=attempt if attempt is not None else job["attempts"],
+        run=run,
+        worker="host-a:1",
+        records=records,
+        retry_hooks=retry or [],
+        error=error,
+    )
+
+
+@dataclass
+class Harness:
+    """A database plus a clock; apply() runs messages through the real batch path."""
+
+    conn: sqlite3.Connection
+    policy: Policy = field(default_factory=Policy)
+    now: datetime = T0
+
+    def apply(self, *messages: Message) -> BatchResult[None]:
+        items = [Item(SUBJECT[type(m).__name__], m, None) for m in messages]
+        return apply_batch(self.conn, self.policy, items, self.now)
+
+    def dispatch(self, concurrency: int = 100, per_domain: int = 100) -> list[CaptureJob]:
+        """One scheduler tick whose publishes all succeed."""
+        plans = scheduler.plan(self.conn, self.policy, Limits(concurrency, per_domain), self.now)
+        jobs = [p.job for p in plans]
+        scheduler.mark_published(self.conn, jobs, self.now)
+        return jobs
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+    def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, args).fetchall()
+
+    def tuples(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self.conn.execute(sql, args)]
+
+    def one(self, sql: str, *args: Any) -> Any:
+        row = self.conn.execute(sql, args).fetchone()
+        return None if row is None else row[0]
+
+    def job(self, job_id: int) -> sqlite3.Row:
+        return self.conn.execute("SELECT * FROM archive_jobs WHERE id = ?", (job_id,)).fetchone()
+
+    def jobs(self, status: str | None = None) -> list[sqlite3.Row]:
+        if status is None:
+            return self.rows("SELECT * FROM archive_jobs ORDER BY id")
+        return self.rows("SELECT * FROM archive_jobs WHERE status = ? ORDER BY id", status)
+
+
+def user_tables(conn: sqlite3.Connection) -> list[str]:
+    """Every table holding data (FTS shadow tables excluded; the FTS table itself included)."""
+    names = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            " ORDER BY name"
+        )
+    ]
+    return [n for n in names if not n.startswith("link_text_fts_")]
+
+
+def dump(
+    conn: sqlite3.Connection, *, skip: tuple[str, ...] = ()
+) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, sorted: equal dumps mean equal databases."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for name in user_tables(conn):
+        if name in skip:
+            continue
+        rows = conn.execute(
+            f"SELECT rowid, * FROM {name}" if name == "link_text_fts" else f"SELECT * FROM {name}"
+        ).fetchall()
+        out[name] = sorted((tuple(r) for r in rows), key=repr)
+    return out

@@ -1,0 +1,75 @@
+"""Submit and re-archive requests (rules documented in services/writer/policy.py)."""
+
+from __future__ import annotations
+
+from services.writer.policy import MANUAL_PRIORITY
+from shared.messages import RearchiveCommand, SubmitCommand
+from tests.writer.support import T0, Harness, done, occ, post
+
+
+def submit(url: str, rid: str = "r1") -> SubmitCommand:
+    return SubmitCommand(url=url, request_id=rid, requested_at=T0)
+
+
+def rearchive(link_id: int, rid: str = "a1") -> RearchiveCommand:
+    return RearchiveCommand(link_id=link_id, request_id=rid, requested_at=T0)
+
+
+def test_submit_bypasses_the_domain_policy_with_high_priority(h: Harness) -> None:
+    h.apply(submit("https://blog.example/post?utm_source=x#frag"))
+    link = h.rows("SELECT * FROM links")[0]
+    assert link["canonical_url"] == "https://blog.example/post"
+    (job,) = h.jobs()
+    assert (job["status"], job["priority"]) == ("queued", MANUAL_PRIORITY)
+    assert h.tuples("SELECT request_id, decision, link_id, job_id FROM submissions") == [
+        ("r1", "queued", 1, 1)
+    ]
+
+
+def test_submit_respects_the_cache_window_and_running_jobs(h: Harness) -> None:
+    h.apply(submit("https://blog.example/post"))
+    h.apply(submit("https://blog.example/post", "r2"))
+    assert h.jobs()[-1]["status"] == "skipped_cached"
+    h.dispatch()
+    h.apply(done(h.job(1)))
+    h.advance(minutes=30)
+    h.apply(submit("https://blog.example/post", "r3"))
+    assert h.jobs()[-1]["status"] == "skipped_cached"
+    h.advance(minutes=31)
+    h.apply(submit("https://blog.example/post", "r4"))
+    assert h.jobs()[-1]["status"] == "queued"
+
+
+def test_a_rejected_submission_is_recorded_without_a_link(h: Harness) -> None:
+    h.apply(submit("javascript:alert(1)"))
+    assert h.one("SELECT count(*) FROM links") == 0
+    assert h.tuples("SELECT decision, reason FROM submissions") == [
+        ("rejected", "unsupported-scheme:javascript")
+    ]
+
+
+def test_rearchive_ignores_the_cache_window_but_not_a_job_in_flight(h: Harness) -> None:
+    h.apply(post("g1", occ("https://x.com/u/status/1")))
+    h.apply(rearchive(1))
+    assert h.jobs()[-1]["status"] == "skipped_cached"
+    h.dispatch()
+    h.apply(done(h.job(1)))
+    h.advance(minutes=1)
+    h.apply(rearchive(1, "a2"))
+    job = h.jobs()[-1]
+    assert (job["status"], job["priority"]) == ("queued", MANUAL_PRIORITY)
+    assert job["snapshot_id"] != h.job(1)["snapshot_id"]
+
+
+def test_rearchive_of_an_unknown_link(h: Harness) -> None:
+    h.apply(rearchive(42))
+    assert h.jobs() == []
+    assert h.tuples("SELECT decision, reason FROM submissions") == [("rejected", "unknown link")]
+
+
+def test_a_request_is_decided_once_even_after_its_message_id_was_pruned(h: Harness) -> None:
+    h.apply(submit("https://blog.example/post"))
+    h.conn.execute("DELETE FROM processed_messages")
+    h.advance(hours=2)
+    h.apply(submit("https://blog.example/post"))
+    assert len(h.jobs()) == 1

@@ -1,0 +1,115 @@
+"""CaptureDone: success, retries with the shared backoff schedule, permanent failures."""
+
+from __future__ import annotations
+
+import json
+
+from services.writer.clock import iso
+from services.writer.policy import Policy
+from shared.hooks.records import ArchiveResultRecord
+from shared.hooks.retry import BACKOFF
+from tests.writer.support import Harness, done, event, occ, post
+
+URL = "https://www.tiktok.com/@a/video/1"
+FETCH = "on_Snapshot__61_fetch.py"
+SHOT = "on_Snapshot__51_screenshot.js"
+
+
+def start(h: Harness):
+    h.apply(post("g1", occ(URL)))
+    h.dispatch()
+    return h.job(1)
+
+
+def res(hook: str, status: str, code: str | None = None, attempt: int | None = None):
+    return ArchiveResultRecord(
+        status=status,
+        plugin=hook.split("_")[-1].split(".")[0],
+        hook=hook,
+        error_code=code,
+        attempt=attempt,
+    )  # type: ignore[arg-type]
+
+
+def test_success_marks_the_link_archived(h: Harness) -> None:
+    job = start(h)
+    h.apply(event(job, 0, res(FETCH, "succeeded")), done(job, records=1))
+    job = h.job(1)
+    assert (job["status"], job["finished_at"], job["deadline"]) == ("succeeded", iso(h.now), None)
+    link = h.rows("SELECT * FROM links")[0]
+    assert (link["status"], link["last_archived_at"]) == ("archived", iso(h.now))
+    assert h.one("SELECT status FROM snapshots") == "sealed"
+
+
+def test_every_hook_failing_softly_fails_the_job(h: Harness) -> None:
+    job = start(h)
+    h.apply(event(job, 0, res(FETCH, "failed", "E_FETCH_HTTP_404")), done(job, records=1))
+    job = h.job(1)
+    assert job["status"] == "failed" and "E_FETCH_HTTP_404" in job["last_error"]
+    assert h.rows("SELECT status, last_archived_at FROM links")[0][:] == ("failed", None)
+
+
+def test_hard_failures_retry_with_backoff_only_the_failed_hooks(h: Harness) -> None:
+    job = start(h)
+    h.apply(
+        event(job, 0, res(FETCH, "succeeded")),
+        event(job, 1, res(SHOT, "failed")),
+        done(job, records=2, retry=[SHOT]),
+    )
+    job = h.job(1)
+    assert job["status"] == "queued" and job["not_before"] == iso(h.now + BACKOFF[0])
+    assert json.loads(job["retry_hooks"]) == [SHOT]
+    assert h.dispatch() == []  # not due yet
+    h.now += BACKOFF[0]
+    (again,) = h.dispatch()
+    assert (again.attempt, again.hooks, again.snapshot_id) == (2, [SHOT], job["snapshot_id"])
+    h.apply(done(h.job(1), retry=[SHOT]))
+    assert h.job(1)["not_before"] == iso(h.now + BACKOFF[1])
+
+
+def test_attempts_are_capped(h: Harness) -> None:
+    h.policy = Policy(max_attempts=2)
+    job = start(h)
+    h.apply(done(job, error="S3 down"))
+    assert h.job(1)["status"] == "queued" and h.job(1)["last_error"] == "S3 down"
+    h.now += BACKOFF[0]
+    h.dispatch()
+    h.apply(done(h.job(1), error="S3 down"))
+    job = h.job(1)
+    assert job["status"] == "failed"
+    assert job["last_error"] == "gave up after 2 attempts: S3 down"
+    assert h.one("SELECT status FROM links") == "failed"
+
+
+def test_permanent_failures_are_not_retried(h: Harness) -> None:
+    job = start(h)
+    h.apply(
+        event(job, 0, res(FETCH, "failed", "E_BINARY_MISSING")), done(job, records=1, retry=[FETCH])
+    )
+    assert h.job(1)["status"] == "failed"
+
+
+def test_repeated_4xx_is_permanent(h: Harness) -> None:
+    job = start(h)
+    h.apply(event(job, 0, res(FETCH, "failed", "E_FETCH_HTTP_403")), done(job, retry=[FETCH]))
+    assert h.job(1)["status"] == "queued"  # the first 4xx may be a fluke
+    h.now += BACKOFF[0]
+    h.dispatch()
+    job = h.job(1)
+    h.apply(
+        event(job, 0, res(FETCH, "failed", "E_FETCH_HTTP_403", attempt=2), attempt=2),
+        done(job, retry=[FETCH]),
+    )
+    assert h.job(1)["status"] == "failed"
+
+
+def test_reports_of_other_attempts_and_repeats_are_ignored(h: Harness) -> None:
+    job = start(h)
+    h.apply(done(job, attempt=7))
+    assert h.job(1)["status"] == "running"
+    h.apply(done(job, records=0, retry=[FETCH]))
+    before = h.job(1)
+    # The same attempt reported again by a second run (a redelivered job) changes nothing.
+    h.advance(minutes=1)
+    h.apply(done(job, retry=[FETCH], run=2))
+    assert tuple(h.job(1)) == tuple(before)
