@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.hooks.records import HookRecord
+from shared.hooks.records import BinaryRecord, HookRecord
 
 PolicyDecision = Literal["archive", "skip"]
 
@@ -171,6 +171,22 @@ class CaptureDone(Message):
 
     def msg_id(self) -> str:
         return f"done:{self.snapshot_id}:{self.attempt}:{self.run}"
+
+
+class WorkerBinaries(Message):
+    """``capture.binaries``: what a capture worker found of its plugins' binaries at start."""
+
+    worker: str
+    """Which worker (hostname:pid)."""
+    machine: str
+    """The machine it runs on (hostname); binaries are recorded per machine."""
+    detected_at: datetime
+    """When it looked."""
+    binaries: list[BinaryRecord]
+    """One record per binary named in a plugin's binaries.jsonl (status failed = missing)."""
+
+    def msg_id(self) -> str:
+        return f"binaries:{self.worker}:{self.detected_at.isoformat()}"
 
 
 class SubmitCommand(Message):

@@ -15,6 +15,7 @@ from shared.messages import (
     Message,
     RearchiveCommand,
     SubmitCommand,
+    WorkerBinaries,
 )
 
 FEED_POST = "feed.post"
@@ -23,6 +24,7 @@ JOB_CAPTURE = "job.capture"
 JOB_MEDIA = "job.media"
 CAPTURE_RESULT = "capture.result"
 CAPTURE_DONE = "capture.done"
+CAPTURE_BINARIES = "capture.binaries"
 CMD_SUBMIT = "cmd.submit"
 CMD_REARCHIVE = "cmd.rearchive"
 
@@ -33,6 +35,7 @@ MODELS: dict[str, type[Message]] = {
     JOB_MEDIA: CaptureJob,
     CAPTURE_RESULT: CaptureEvent,
     CAPTURE_DONE: CaptureDone,
+    CAPTURE_BINARIES: WorkerBinaries,
     CMD_SUBMIT: SubmitCommand,
     CMD_REARCHIVE: RearchiveCommand,
 }
@@ -51,7 +54,9 @@ class StreamSpec:
 
 FEED = StreamSpec("FEED", (FEED_POST, FEED_GAP), RetentionPolicy.LIMITS)
 JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA), RetentionPolicy.WORK_QUEUE)
-RESULTS = StreamSpec("RESULTS", (CAPTURE_RESULT, CAPTURE_DONE), RetentionPolicy.LIMITS)
+RESULTS = StreamSpec(
+    "RESULTS", (CAPTURE_RESULT, CAPTURE_DONE, CAPTURE_BINARIES), RetentionPolicy.LIMITS
+)
 COMMANDS = StreamSpec("COMMANDS", (CMD_SUBMIT, CMD_REARCHIVE), RetentionPolicy.LIMITS)
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+from services.writer.binaries import apply_worker_binaries
 from services.writer.commands import apply_rearchive, apply_submit
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
@@ -31,6 +32,7 @@ from shared.messages import (
     Message,
     RearchiveCommand,
     SubmitCommand,
+    WorkerBinaries,
 )
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     CaptureDone: apply_capture_done,
     SubmitCommand: apply_submit,
     RearchiveCommand: apply_rearchive,
+    WorkerBinaries: apply_worker_binaries,
 }
 
 # Result codes of SQLite that mean "the disk or the lock, not the message": retry later.

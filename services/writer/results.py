@@ -6,7 +6,7 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
-from services.writer import dedup, linkstore
+from services.writer import binaries, dedup, linkstore
 from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
 from shared.hooks.records import (
@@ -189,22 +189,4 @@ def _snapshot(ctx: ApplyContext, target: Target, rec: SnapshotRecord) -> None:
 
 
 def _binary(ctx: ApplyContext, ev: CaptureEvent, rec: BinaryRecord) -> None:
-    machine = rec.machine or ev.worker.rsplit(":", 1)[0]
-    ctx.conn.execute(
-        "INSERT INTO binaries (machine, name, abspath, version, sha256, binprovider, status,"
-        " first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (machine, name, abspath, version, sha256) DO UPDATE"
-        " SET binprovider = excluded.binprovider, status = excluded.status,"
-        " last_seen_at = excluded.last_seen_at",
-        (
-            machine,
-            rec.name,
-            rec.abspath or "",
-            rec.version or "",
-            rec.sha256 or "",
-            rec.binprovider,
-            rec.status,
-            ctx.now_iso,
-            ctx.now_iso,
-        ),
-    )
+    binaries.upsert(ctx, rec.machine or ev.worker.rsplit(":", 1)[0], rec)

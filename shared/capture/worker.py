@@ -31,9 +31,9 @@ from shared.errors import BusError, StorageError
 from shared.hooks.binaries import detect_binaries
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord, HookRecord
 from shared.hooks.runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
-from shared.messages import CaptureDone, CaptureEvent, CaptureJob
+from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
 from shared.s3 import ObjectStore
-from shared.subjects import CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec
+from shared.subjects import CAPTURE_BINARIES, CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +251,23 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
         shutil.rmtree(out_dir, ignore_errors=True)
 
 
+async def report_binaries(
+    cfg: WorkerConfig, js: JetStreamContext, binaries: list[BinaryRecord]
+) -> None:
+    """Tell the writer what this machine has (it re-queues hooks that waited for a binary)."""
+    machine = socket.gethostname()
+    report = WorkerBinaries(
+        worker=cfg.worker_id,
+        machine=machine,
+        detected_at=datetime.now(UTC),
+        binaries=[b.model_copy(update={"machine": machine}) for b in binaries],
+    )
+    try:
+        await bus.publish(js, CAPTURE_BINARIES, report)
+    except BusError as exc:
+        log.warning("could not report binaries: %s", exc)
+
+
 async def run_worker(
     cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, stop: asyncio.Event
 ) -> None:
@@ -260,6 +277,7 @@ async def run_worker(
         for b in cfg.binaries:
             level = logging.INFO if b.status == "succeeded" else logging.WARNING
             log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
+        await report_binaries(cfg, js, cfg.binaries)
     sub = await bus.pull_subscribe(js, cfg.consumer)
     running: set[asyncio.Task[None]] = set()
     while not stop.is_set():

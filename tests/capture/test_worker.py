@@ -17,10 +17,10 @@ from shared import bus
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import WorkerConfig, run_worker
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
-from shared.messages import CaptureDone, CaptureEvent, CaptureJob
+from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
-from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, RESULTS
+from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, MODELS, RESULTS
 from tests.support.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
@@ -69,7 +69,7 @@ class Harness:
         while sum(isinstance(m, CaptureDone) for m in got) < until_done:
             assert loop.time() < deadline, f"timed out; got {got}"
             for msg in await bus.fetch(sub, 100, timeout=0.5):
-                model = CaptureDone if msg.subject == CAPTURE_DONE else CaptureEvent
+                model = MODELS[msg.subject]
                 got.append(model.model_validate_json(msg.data))
                 await msg.ack()
         return got
@@ -94,6 +94,7 @@ async def test_a_job_streams_records_and_uploads_artifacts(
         h.stop.set()
         await worker
         events = [m for m in got if isinstance(m, CaptureEvent)]
+        assert any(isinstance(m, WorkerBinaries) for m in got), "the worker reports binaries"
         done = next(m for m in got if isinstance(m, CaptureDone))
         assert done.records == len(events) and done.retry_hooks == []
         assert [e.seq for e in events] == list(range(len(events)))

@@ -23,6 +23,7 @@ from shared.messages import (
     Message,
 )
 from shared.subjects import (
+    CAPTURE_BINARIES,
     CAPTURE_DONE,
     CAPTURE_RESULT,
     CMD_REARCHIVE,
@@ -40,6 +41,7 @@ SUBJECT = {
     "CaptureDone": CAPTURE_DONE,
     "SubmitCommand": CMD_SUBMIT,
     "RearchiveCommand": CMD_REARCHIVE,
+    "WorkerBinaries": CAPTURE_BINARIES,
 }
 
 
