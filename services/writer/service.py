@@ -87,7 +87,9 @@ class Writer:
         """The service body (see shared.lifecycle.serve)."""
         with writer_lock(self.settings.db_path):
             await self.db(backup.remove_leftovers, self.settings.db_path)
-            self._conn = await self.db(open_db, self.settings.db_path)
+            self._conn = await self.open_when_possible(ctx)
+            if self._conn is None:
+                return
             log.info("database %s open", self.settings.db_path)
             try:
                 await self._serve(ctx)
@@ -95,6 +97,25 @@ class Writer:
                 await self.db(_close, self.conn)
                 self._conn = None
                 self._executor.shutdown(wait=True)
+
+    async def open_when_possible(self, ctx: ServiceContext) -> sqlite3.Connection | None:
+        """Open and migrate the database, waiting out a lock or a full disk (None if stopped
+        meanwhile): another process holding the file must not crash the writer at start."""
+        delay = 0.5
+        while not ctx.stop.is_set():
+            try:
+                conn: sqlite3.Connection = await self.db(open_db, self.settings.db_path)
+                self._db_error = None
+                return conn
+            except sqlite3.OperationalError as exc:
+                if not is_transient(exc):
+                    raise
+                self._db_error = f"cannot open the database: {exc}"
+                log.warning("%s; retrying in %.1fs", self._db_error, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ctx.stop.wait(), timeout=delay)
+                delay = min(delay * 2, 10.0)
+        return None
 
     async def _serve(self, ctx: ServiceContext) -> None:
         pullers = [await Puller.create(ctx.nc, ctx.js, spec) for spec in CONSUMERS]

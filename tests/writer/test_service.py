@@ -132,10 +132,33 @@ async def test_writer_process_end_to_end(
         assert not [b for b in blobs if marker.encode() in b], marker
 
 
+async def test_a_database_locked_at_start_is_waited_for(
+    tmp_path: Path, nats_url: str, live_writer
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    blocker = sqlite3.connect(data / "archive.sqlite3", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # held before the writer even starts
+    writer = live_writer(data, nats_url).start()
+    await asyncio.sleep(4)  # longer than the busy timeout: opening fails and is retried
+    assert writer.child is not None and writer.child.alive()
+    assert "cannot open the database" in writer.log_path.read_text()
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    await publish_all(nats_url, [post("after-lock", occ("https://x.com/a/status/1"))])
+    writer.wait_for(lambda: writer.count("discourse_posts") == 1, 30, "applied after the lock")
+
+
 async def test_a_locked_database_delays_messages_but_loses_none(
     tmp_path: Path, nats_url: str, live_writer
 ) -> None:
     writer = live_writer(tmp_path / "data", nats_url).start()
+    async with httpx.AsyncClient() as client:
+
+        async def migrated() -> bool:
+            return (await client.get(f"{writer.metrics_url}/healthz")).status_code == 200
+
+        await until(migrated, 30, "the writer to open and migrate the database")
     blocker = sqlite3.connect(writer.db_path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # someone else holds the write lock
     try:

@@ -17,15 +17,19 @@ def open_db(path: Path, *, run_migrations: bool = True) -> sqlite3.Connection:
     """Open (creating if needed) the database for writing, in WAL mode, migrated to latest."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode = WAL")
-    # FULL: a committed batch is on disk before its messages are acked, even on power loss.
-    conn.execute("PRAGMA synchronous = FULL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA busy_timeout = 2000")
-    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of page cache
-    if run_migrations:
-        migrate(conn)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode = WAL")
+        # FULL: a committed batch is on disk before its messages are acked, even on power loss.
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 2000")
+        conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of page cache
+        if run_migrations:
+            migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
