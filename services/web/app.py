@@ -41,6 +41,9 @@ class WebState:
         self.settings = settings
         self.nc: Client | None = None
         self.store: ObjectStore | None = None
+        """The bucket as the services reach it (health checks)."""
+        self.signer: ObjectStore | None = None
+        """Signs artifact links for the address browsers use (S3_PUBLIC_ENDPOINT, if set)."""
 
     def read(self) -> Any:
         """A read-only database connection (or None before the writer created the file)."""
@@ -60,8 +63,13 @@ def create_app(settings: WebSettings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         connecting = asyncio.create_task(connect_nats())
-        async with ObjectStore(settings) as store:
-            state.store = store
+        public = settings.s3_public_endpoint
+        async with contextlib.AsyncExitStack() as stack:
+            state.store = await stack.enter_async_context(ObjectStore(settings))
+            state.signer = state.store
+            if public:
+                signing = settings.model_copy(update={"s3_endpoint": public})
+                state.signer = await stack.enter_async_context(ObjectStore(signing))
             yield
         connecting.cancel()
         if state.nc is not None:
@@ -103,9 +111,9 @@ def create_app(settings: WebSettings) -> FastAPI:
                 return queries.artifact_key(conn, artifact_id)
 
         s3_key = await asyncio.to_thread(key)
-        if s3_key is None or state.store is None:
+        if s3_key is None or state.signer is None:
             raise HTTPException(404, "no such artifact")
-        url = await state.store.presigned_get(s3_key, settings.presign_seconds)
+        url = await state.signer.presigned_get(s3_key, settings.presign_seconds)
         return RedirectResponse(url, status_code=302)
 
     @app.post("/submit", status_code=202)
