@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import platform
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.report import replace_section  # noqa: E402
 from shared.links import (  # noqa: E402
     CanonicalUrl,
     DomainPolicy,
@@ -40,7 +40,6 @@ from tests.links import scores  # noqa: E402
 from tests.links.corpus import DISCOURSE, FORUM, json_posts, post_url, rss_items  # noqa: E402
 
 SECTION = "## Link extraction and canonicalisation"
-DOCS = REPO / "docs" / "benchmarks.md"
 TARGET_POSTS_PER_S = 2000
 ROUNDS = 3
 
@@ -209,15 +208,7 @@ Correctness on the corpora (`tests/links/scores.py`; the same numbers are assert
         + "\n".join(f"- {line}" for line in score_lines)
         + "\n"
     )
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: body + "\n", text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + body
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
-    print(f"updated {DOCS.relative_to(REPO)}")
+    replace_section(SECTION.removeprefix("## "), body)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark of the hook runner: per-hook overhead and the cost of supervising .bg hooks.
 
-    .venv/bin/python bench/bench_runner.py [--hooks 200] [--bg 50] [--bg-seconds 10] [--no-docs]
+    .venv/bin/python -m bench.bench_runner [--hooks 200] [--bg 50] [--bg-seconds 10] [--no-docs]
 
 1. Overhead per no-op hook, "spawn to record applied": from the moment the runner reports
    the hook `started` (just before it resolves the config and spawns the process) to the
@@ -27,12 +27,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.report import replace_section
 from shared.hooks.host import close_shared_host, shared_host
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.runner import HookSpec, SnapshotSpec, run_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = REPO / "docs" / "benchmarks.md"
 SECTION = "## Hook runner"
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -138,19 +138,6 @@ async def supervise_bg(tmp: Path, n: int, seconds: float) -> dict[str, float]:
     }
 
 
-def write_docs(text: str) -> None:
-    old = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-    lines, out, skipping = old.splitlines(keepends=True), [], False
-    for line in lines:
-        if line.startswith("## "):
-            skipping = line.strip() == SECTION
-        if not skipping:
-            out.append(line)
-    body = "".join(out).rstrip("\n")
-    DOCS.parent.mkdir(exist_ok=True)
-    DOCS.write_text(body + "\n\n" + text.rstrip("\n") + "\n")
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hooks", type=int, default=200, help="no-op hooks per variant")
@@ -176,7 +163,7 @@ async def main() -> None:
     close_shared_host()
 
     flags = " ".join(a for a in sys.argv[1:] if a != "--no-docs")
-    command = f"`.venv/bin/python bench/bench_runner.py{' ' + flags if flags else ''}`"
+    command = f"`.venv/bin/python -m bench.bench_runner{' ' + flags if flags else ''}`"
     table = [
         "| no-op hook (foreground, one at a time) | spawn -> record applied, median | p90 "
         "| spawn -> finished, median | p90 |",
@@ -214,8 +201,7 @@ every Python hook would cost without it (interpreter start plus importing pydant
 """
     print(text)
     if not args.no_docs:
-        write_docs(text)
-        print(f"updated {DOCS.relative_to(REPO)}")
+        replace_section(SECTION.removeprefix("## "), text)
 
 
 if __name__ == "__main__":
