@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy shared services plugins bench tests
+	$(VENV)/bin/mypy shared services plugins bench tests testkit
 
 test: bootstrap lint typecheck
 	$(VENV)/bin/pytest -q

@@ -23,10 +23,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from bench.report import write_section
-from services.supervisor.procs import free_ports
+from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
-from tests.support.forum import Post, posts_rss
-from tests.support.httpserver import FixtureServer, Reply
+from testkit.forum import Post, posts_rss
+from testkit.httpserver import FixtureServer, Reply
 
 REPO = Path(__file__).resolve().parents[1]
 GEN_SITE = REPO.parent / "shared" / "bench" / "gen_site.py"

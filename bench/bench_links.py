@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/bench_links.py [--seconds 5] [--no-docs]
+    .venv/bin/python -m bench.bench_links [--seconds 5] [--no-docs]
 
 Single process, one thread. The posts are the real Discourse posts of the corpora
 (../shared/corpora/discourse/criticalfallibilism: the cooked HTML of every distinct post
@@ -11,7 +11,7 @@ of the JSON captures and the descriptions of the three RSS feeds), repeated unti
 tracking rules per host) are warm after the first pass, as in a long-running poller; the
 first (cold) pass is reported separately. Whole URLs are never cached.
 
-It also scores the library on the corpora (see tests/links/scores.py) and writes both
+It also scores the library on the corpora (see testkit/link_scores.py) and writes both
 into the "Link extraction and canonicalisation" section of docs/benchmarks.md.
 """
 
@@ -25,19 +25,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.report import replace_section  # noqa: E402
-from shared.links import (  # noqa: E402
+from bench.report import replace_section
+from shared.links import (
     CanonicalUrl,
     DomainPolicy,
     canonicalize,
     extract_links,
     occurrences_for_post,
 )
-from tests.links import scores  # noqa: E402
-from tests.links.corpus import DISCOURSE, FORUM, json_posts, post_url, rss_items  # noqa: E402
+from testkit import link_scores as scores
+from testkit.link_corpus import DISCOURSE, FORUM, json_posts, post_url, rss_items
 
 SECTION = "## Link extraction and canonicalisation"
 TARGET_POSTS_PER_S = 2000
@@ -163,7 +160,7 @@ def write_docs(
     t_full: float,
     score_lines: list[str],
 ) -> None:
-    command = ".venv/bin/python bench/bench_links.py"
+    command = ".venv/bin/python -m bench.bench_links"
     if args.seconds != 5.0:
         command += f" --seconds {args.seconds:g}"
     rows = [
@@ -201,7 +198,7 @@ is listed too.
 | --- | --- |
 {table}
 
-Correctness on the corpora (`tests/links/scores.py`; the same numbers are asserted by
+Correctness on the corpora (`testkit/link_scores.py`; the same numbers are asserted by
 `tests/links/test_corpora.py`; what is skipped and why is in the docstrings there):
 
 """

@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.report import replace_section
 from shared.hooks.host import close_shared_host, shared_host
 from shared.hooks.records import ArchiveResultRecord, HookRecord
-from shared.hooks.runner import HookSpec, SnapshotSpec, run_snapshot
+from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "## Hook runner"

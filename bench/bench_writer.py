@@ -33,7 +33,7 @@ from shared import bus
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, TextRecord
 from shared.messages import CaptureEvent, FeedPost, LinkOccurrence, Message
 from shared.subjects import CAPTURE_RESULT, FEED_POST
-from tests.writer.live import LiveWriter, publish_all
+from testkit.live_writer import LiveWriter, publish_all
 
 HTML = "<p>" + "Some words of a forum post about owls and other birds. " * 18 + "</p>"
 TEXT = "Readable text of the archived page. " * 60

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 
 import nats
 from nats.aio.client import Client
@@ -118,6 +117,3 @@ async def keep_in_progress(msg: Msg, every: float) -> None:
             await msg.in_progress()
         except Exception as exc:  # a lost in-progress ack only risks a redelivery
             log.debug("in_progress failed: %s", exc)
-
-
-Handler = Callable[[Msg], Awaitable[None]]

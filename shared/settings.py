@@ -12,12 +12,6 @@ from typing import Annotated
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-DEFAULT_ALLOWLIST = (
-    "reddit.com,redd.it,tiktok.com,x.com,twitter.com,instagram.com,"
-    "youtube.com,youtu.be,facebook.com,fb.watch,bsky.app"
-)
-DEFAULT_EXCLUDE = "web.archive.org,archive.org,archive.today,archive.ph,archive.is"
-
 CsvList = Annotated[list[str], NoDecode]
 
 

@@ -17,6 +17,19 @@ SERVICES = sorted(p.name for p in (REPO / "services").iterdir() if (p / "__init_
 PLUGINS = sorted(p for p in (REPO / "plugins").iterdir() if p.is_dir() and p.name != "__pycache__")
 
 
+def modules_imported(path: Path) -> set[str]:
+    """Every module a file imports, in full (``from a import b`` counts ``a`` and ``a.b``)."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
 def imports_of(path: Path) -> set[str]:
     """Top two components of every module a Python file imports."""
     tree = ast.parse(path.read_text())
@@ -45,6 +58,52 @@ def test_shared_never_imports_services() -> None:
 def test_plugins_never_import_services(plugin: Path) -> None:
     for path in plugin.rglob("*.py"):
         assert not any(m.startswith("services") for m in imports_of(path)), path
+
+
+PLUGIN_MAY_IMPORT = ("shared.hooks.records", "shared.targets", "shared.errors")
+"""The shared modules a plugin's hooks may import: the hook record contract, the capture
+target policy and the error types. Hooks run as separate processes under the runner, so the
+rest of ``shared`` (bus, S3, settings, the runner itself) is not theirs to use; a plugin that
+needs more widens this list on purpose, in review."""
+
+
+def _hook_files(plugin: Path) -> list[Path]:
+    return [p for p in plugin.rglob("*.py") if "tests" not in p.relative_to(plugin).parts]
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_plugins_import_only_the_hook_side_of_shared(plugin: Path) -> None:
+    for path in _hook_files(plugin):
+        for module in modules_imported(path):
+            if module.split(".")[0] != "shared" or module == "shared":
+                continue
+            assert module.startswith(PLUGIN_MAY_IMPORT), (
+                f"{path} imports {module}; plugins may import only {PLUGIN_MAY_IMPORT}"
+            )
+        assert not imports_of(path) & {"tests", "testkit"}, f"{path} imports test code"
+
+
+def test_product_code_never_imports_test_code() -> None:
+    for path in [*(REPO / "services").rglob("*.py"), *(REPO / "shared").rglob("*.py")]:
+        tops = {m.split(".")[0] for m in imports_of(path)}
+        assert not tops & {"tests", "testkit", "bench"}, f"{path} imports test code"
+
+
+def test_tests_are_a_leaf() -> None:
+    """Benchmarks, plugin tests and the test kit share helpers through ``testkit`` only:
+    nothing outside ``tests/`` imports ``tests.*``, and nothing edits ``sys.path``."""
+    outside = [
+        *(REPO / "bench").rglob("*.py"),
+        *(REPO / "testkit").rglob("*.py"),
+        *(p for plugin in PLUGINS for p in (plugin / "tests").rglob("*.py")),
+    ]
+    for path in outside:
+        assert not {m.split(".")[0] for m in imports_of(path)} & {"tests"}, path
+    for path in [*outside, *(REPO / "tests").rglob("*.py")]:
+        if "fixtures" in path.parts:
+            continue
+        text = path.read_text()
+        assert not any(f"sys.path.{verb}(" in text for verb in ("insert", "append")), path
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)

@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from services.poller.feed import DISCOURSE_GUID, FeedError, FeedItem, FeedState, content_hash
+from services.poller.feed_fetch import DISCOURSE_GUID, FeedError, FeedItem, FeedState, content_hash
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import httpx
 from prometheus_client import Counter, Gauge, Histogram
 
 from services.poller.backfill import backfill
-from services.poller.feed import FeedError, FeedItem, FeedState, fetch, parse
+from services.poller.feed_fetch import FeedError, FeedItem, FeedState, fetch, parse
 from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
 from shared import bus

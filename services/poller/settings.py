@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from shared.settings import DEFAULT_ALLOWLIST, DEFAULT_EXCLUDE, CommonSettings, CsvList, split_csv
+from shared.links.policy import DEFAULT_ALLOWLIST, DEFAULT_EXCLUDE
+from shared.settings import CommonSettings, CsvList, split_csv
 
 
 class PollerSettings(CommonSettings):
@@ -22,11 +23,11 @@ class PollerSettings(CommonSettings):
     backfill_max_pages: int = Field(10, ge=0, description="posts.json pages fetched to fill a gap.")
     archive_mode: str = Field("deletable", pattern="^(deletable|all)$", description="Policy mode.")
     deletable_allowlist: CsvList = Field(
-        default_factory=lambda: split_csv(DEFAULT_ALLOWLIST),
+        default_factory=lambda: list(DEFAULT_ALLOWLIST),
         description="Registrable domains archived in deletable mode.",
     )
     exclude_domains: CsvList = Field(
-        default_factory=lambda: split_csv(DEFAULT_EXCLUDE), description="Never archived."
+        default_factory=lambda: list(DEFAULT_EXCLUDE), description="Never archived."
     )
 
     def model_post_init(self, _: object) -> None:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.supervisor.procs import Child, free_ports, wait_for_port
+from services.supervisor.children import Child, free_ports, wait_for_port
 from shared.errors import ConfigError
 
 MAX_PAYLOAD = 8 * 1024 * 1024

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.supervisor.children import Child, free_ports
 from services.supervisor.infra import (
     Nats,
     Weed,
@@ -18,7 +19,6 @@ from services.supervisor.infra import (
     start_nats,
     start_weed,
 )
-from services.supervisor.procs import Child, free_ports
 from shared import bus
 from shared.errors import StorageError
 from shared.s3 import ObjectStore

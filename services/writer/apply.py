@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from services.writer.binaries import apply_worker_binaries
+from services.writer.binary_inventory import apply_worker_binaries
 from services.writer.commands import apply_rearchive, apply_submit
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.done import apply_capture_done
-from services.writer.feed import apply_feed_gap, apply_feed_post
-from services.writer.policy import Policy
+from services.writer.feed_posts import apply_feed_gap, apply_feed_post
+from services.writer.job_policy import Policy
 from services.writer.results import apply_capture_event
 from shared.messages import (
     CaptureDone,

@@ -7,8 +7,8 @@ import logging
 from services.writer import jobs, linkstore
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
+from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
-from services.writer.policy import decide
 from shared.links import CanonicalUrl, canonicalize
 from shared.messages import RearchiveCommand, SubmitCommand
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from services.writer.clock import iso
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 
 
 @dataclass(frozen=True)

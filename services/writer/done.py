@@ -8,7 +8,7 @@ import logging
 from services.writer import jobs
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
-from services.writer.policy import is_permanent
+from services.writer.job_policy import is_permanent
 from shared.hooks.retry import BACKOFF, retry_delay
 from shared.messages import CaptureDone
 

@@ -8,7 +8,7 @@ import time
 
 from services.writer import linkstore
 from services.writer.clock import parse
-from services.writer.policy import Decision, LinkState
+from services.writer.job_policy import Decision, LinkState
 
 ACTIVE = ("queued", "running")
 

@@ -6,7 +6,7 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
-from services.writer import binaries, dedup, linkstore
+from services.writer import binary_inventory, dedup, linkstore
 from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
 from shared.hooks.records import (
@@ -189,4 +189,4 @@ def _snapshot(ctx: ApplyContext, target: Target, rec: SnapshotRecord) -> None:
 
 
 def _binary(ctx: ApplyContext, ev: CaptureEvent, rec: BinaryRecord) -> None:
-    binaries.upsert(ctx, rec.machine or ev.worker.rsplit(":", 1)[0], rec)
+    binary_inventory.upsert(ctx, rec.machine or ev.worker.rsplit(":", 1)[0], rec)

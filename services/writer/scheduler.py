@@ -24,7 +24,7 @@ from datetime import datetime
 from services.writer import jobs
 from services.writer.clock import iso, parse
 from services.writer.db import transaction
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 from shared.links import registrable_domain
 from shared.messages import CaptureJob
 from shared.subjects import JOB_CAPTURE, JOB_MEDIA

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from pydantic import Field
 
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 from shared.hooks.retry import MAX_ATTEMPTS
 from shared.settings import CommonSettings
 

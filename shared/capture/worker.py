@@ -28,9 +28,9 @@ from pydantic import ValidationError
 from shared import bus
 from shared.capture.artifacts import artifact_key, artifact_kind, content_type
 from shared.errors import BusError, StorageError
-from shared.hooks.binaries import detect_binaries
+from shared.hooks.binary_detection import detect_binaries
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord, HookRecord
-from shared.hooks.runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
+from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
 from shared.s3 import ObjectStore
 from shared.subjects import CAPTURE_BINARIES, CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec

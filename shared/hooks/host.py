@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import ArchiverError
-from shared.hooks.process import HookProcess
+from shared.hooks.spawn import HookProcess
 
 log = logging.getLogger(__name__)
 

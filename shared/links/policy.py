@@ -39,9 +39,31 @@ from shared.links.extract import (
     has_markup,
 )
 from shared.messages import LinkOccurrence
-from shared.settings import DEFAULT_ALLOWLIST, DEFAULT_EXCLUDE, split_csv
 
 log = logging.getLogger("shared.links")
+
+DEFAULT_ALLOWLIST: tuple[str, ...] = (
+    "reddit.com",
+    "redd.it",
+    "tiktok.com",
+    "x.com",
+    "twitter.com",
+    "instagram.com",
+    "youtube.com",
+    "youtu.be",
+    "facebook.com",
+    "fb.watch",
+    "bsky.app",
+)
+"""Registrable domains archived in ``deletable`` mode unless DELETABLE_ALLOWLIST says otherwise."""
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    "web.archive.org",
+    "archive.org",
+    "archive.today",
+    "archive.ph",
+    "archive.is",
+)
+"""Domains never archived unless EXCLUDE_DOMAINS says otherwise (archives of archives)."""
 
 Mode = Literal["deletable", "all"]
 Decision = Literal["archive", "skip"]
@@ -67,10 +89,8 @@ class DomainPolicy:
     """ARCHIVE_MODE plus the allowlist and exclude list (entries normalised on creation)."""
 
     mode: Mode = "deletable"
-    allowlist: frozenset[str] = field(
-        default_factory=lambda: frozenset(split_csv(DEFAULT_ALLOWLIST))
-    )
-    exclude: frozenset[str] = field(default_factory=lambda: frozenset(split_csv(DEFAULT_EXCLUDE)))
+    allowlist: frozenset[str] = field(default_factory=lambda: frozenset(DEFAULT_ALLOWLIST))
+    exclude: frozenset[str] = field(default_factory=lambda: frozenset(DEFAULT_EXCLUDE))
 
     def __post_init__(self) -> None:
         if self.mode not in ("deletable", "all"):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from nats.js.errors import NotFoundError
 
-from services.supervisor.procs import free_ports
+from services.supervisor.children import free_ports
 from shared import bus
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import WorkerConfig, run_worker
@@ -21,7 +21,7 @@ from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinarie
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, MODELS, RESULTS
-from tests.support.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
 PAGE = b"<html><title>t</title><p>page</p></html>"

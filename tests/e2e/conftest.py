@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from services.supervisor.procs import free_ports
+from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
-from tests.support.forum import Post, posts_rss
-from tests.support.httpserver import FixtureServer, Reply
+from testkit.forum import Post, posts_rss
+from testkit.httpserver import FixtureServer, Reply
 
 
 @dataclass

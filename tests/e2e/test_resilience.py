@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from testkit.httpserver import FixtureServer, Reply
 from tests.e2e.conftest import Forum, Running
-from tests.support.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
 

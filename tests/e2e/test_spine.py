@@ -15,8 +15,8 @@ import httpx
 import pytest
 from botocore.config import Config
 
+from testkit.httpserver import FixtureServer, Reply
 from tests.e2e.conftest import Forum, Running
-from tests.support.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
 

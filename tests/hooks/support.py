@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shared.hooks.records import ArchiveResultRecord, HookRecord
-from shared.hooks.runner import HookSpec, SnapshotOutcome, SnapshotSpec, run_snapshot
+from shared.hooks.snapshot_runner import HookSpec, SnapshotOutcome, SnapshotSpec, run_snapshot
 
 FIXTURES = Path(__file__).parent / "fixtures" / "plugins"
 

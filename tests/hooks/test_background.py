@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shared.hooks.records import HookRecord
-from shared.hooks.runner import HookSpec, SnapshotRun, SnapshotSpec
+from shared.hooks.snapshot_runner import HookSpec, SnapshotRun, SnapshotSpec
 from shared.hooks.states import IllegalTransition
 from tests.hooks.support import FIXTURES, Recorder, base_env, capture
 

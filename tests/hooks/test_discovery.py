@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shared.hooks.discovery import parse_hook_name
-from shared.hooks.runner import discover_hooks
+from shared.hooks.snapshot_runner import discover_hooks
 from tests.hooks.support import FIXTURES
 
 

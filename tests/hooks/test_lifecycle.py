@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.hooks.procs import pid_alive
+from shared.hooks.reaping import pid_alive
 from shared.hooks.records import ArchiveResultRecord, HookRecord
-from shared.hooks.runner import HookSpec, SnapshotRun, SnapshotSpec
+from shared.hooks.snapshot_runner import HookSpec, SnapshotRun, SnapshotSpec
 from tests.hooks.support import FIXTURES, LANGS, Recorder, base_env, capture
 
 

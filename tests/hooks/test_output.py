@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.hooks.process import OUTPUT_CAP
 from shared.hooks.records import HookRecord
-from shared.hooks.runner import HookSpec, SnapshotSpec, run_snapshot
+from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
+from shared.hooks.spawn import OUTPUT_CAP
 from tests.hooks.support import FIXTURES, LANGS, Recorder, base_env, capture
 
 

@@ -2,7 +2,7 @@
 
 Each test prints its score (run with ``-s``) and asserts a threshold at what the code
 achieves today, so a regression fails. What each score skips, and why, is in the
-docstrings of ``tests/links/scores.py``.
+docstrings of ``testkit/link_scores.py``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shared.links import extract_links
-from tests.links import scores
-from tests.links.corpus import cooked_samples
+from testkit import link_scores as scores
+from testkit.link_corpus import cooked_samples
 
 
 def run(fn: Callable[[], scores.Score]) -> scores.Score:

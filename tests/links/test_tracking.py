@@ -9,8 +9,8 @@ import pytest
 
 from shared.links import CanonicalUrl, canonicalize
 from shared.links.tracking import RULES_FILE, TrackingRules, default_rules
+from testkit.link_corpus import URLS, load_json
 from tests.links import gen_clearurls
-from tests.links.corpus import URLS, load_json
 
 
 def test_shipped_rules_match_the_generator_output() -> None:

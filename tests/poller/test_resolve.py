@@ -10,7 +10,7 @@ import pytest
 from services.poller.resolve import Resolver
 from shared.links import DomainPolicy
 from shared.messages import LinkOccurrence
-from tests.support.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply
 
 ALL = DomainPolicy(mode="all", allowlist=frozenset(), exclude=frozenset())
 DELETABLE = DomainPolicy(mode="deletable", allowlist=frozenset({"reddit.com"}), exclude=frozenset())
@@ -58,7 +58,7 @@ async def test_head_refused_falls_back_to_get(client: httpx.AsyncClient) -> None
 
 
 async def test_unresolvable_links_are_kept_unchanged(client: httpx.AsyncClient) -> None:
-    from services.supervisor.procs import free_ports
+    from services.supervisor.children import free_ports
 
     (port,) = free_ports(1, "127.0.0.3")
     dead = short(f"http://127.0.0.3:{port}/gone")

@@ -16,8 +16,8 @@ from shared import bus
 from shared.lifecycle import ServiceContext
 from shared.messages import FeedGap, FeedPost
 from shared.subjects import FEED
-from tests.support.forum import Post, posts_rss
-from tests.support.httpserver import FixtureServer, Reply
+from testkit.forum import Post, posts_rss
+from testkit.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from services.supervisor.procs import free_ports
+from services.supervisor.children import free_ports
 from services.web.app import create_app
 from services.web.settings import WebSettings
 from services.writer.db import open_db
 from shared.hooks.records import ArtifactRecord, MetadataRecord
-from tests.writer.support import Harness, event, occ, post
+from testkit.writer_harness import Harness, event, occ, post
 
 URL = "https://www.reddit.com/r/a/comments/x1/t/"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from services.writer.db import open_db
-from tests.writer.live import LiveWriter
-from tests.writer.support import Harness
+from testkit.live_writer import LiveWriter
+from testkit.writer_harness import Harness
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from shared.hooks.records import (
     TextRecord,
 )
 from shared.messages import FeedGap, Message, RearchiveCommand, SubmitCommand
-from tests.writer.support import T0, done, event, occ, post
+from testkit.writer_harness import T0, done, event, occ, post
 
 JobLookup = Callable[[int], dict]
 

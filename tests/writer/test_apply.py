@@ -8,8 +8,8 @@ import pytest
 
 from services.writer import apply as apply_mod
 from services.writer.apply import is_transient
+from testkit.writer_harness import Harness, dump, occ, post
 from tests.writer.scenario import capture_messages, feed_messages
-from tests.writer.support import Harness, dump, occ, post
 
 
 def run_scenario(h: Harness) -> list:

@@ -15,9 +15,9 @@ from services.writer import backup
 from services.writer.db import open_db, writer_lock
 from services.writer.settings import WriterSettings
 from shared.s3 import ObjectStore
-from tests.writer.live import REPO
+from testkit.live_writer import REPO
+from testkit.writer_harness import Harness, dump
 from tests.writer.scenario import capture_messages, feed_messages
-from tests.writer.support import Harness, dump
 
 pytestmark = pytest.mark.integration
 

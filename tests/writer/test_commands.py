@@ -1,10 +1,10 @@
-"""Submit and re-archive requests (rules documented in services/writer/policy.py)."""
+"""Submit and re-archive requests (rules documented in services/writer/job_policy.py)."""
 
 from __future__ import annotations
 
-from services.writer.policy import MANUAL_PRIORITY
+from services.writer.job_policy import MANUAL_PRIORITY
 from shared.messages import RearchiveCommand, SubmitCommand
-from tests.writer.support import T0, Harness, done, occ, post
+from testkit.writer_harness import T0, Harness, done, occ, post
 
 
 def submit(url: str, rid: str = "r1") -> SubmitCommand:

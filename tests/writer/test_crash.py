@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from shared import bus
-from tests.writer.live import publish_all, short_ack_wait, until, writer_idle
-from tests.writer.support import occ, post
+from testkit.live_writer import publish_all, short_ack_wait, until, writer_idle
+from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration
 

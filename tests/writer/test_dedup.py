@@ -11,7 +11,7 @@ from shared.hooks.records import (
     TextRecord,
 )
 from shared.messages import RearchiveCommand
-from tests.writer.support import T0, Harness, done, event, occ, post
+from testkit.writer_harness import T0, Harness, done, event, occ, post
 
 SHORT = "https://redd.it/abc"
 LONG = "https://old.reddit.com/r/x/comments/abc/title/"

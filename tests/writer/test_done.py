@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from services.writer.clock import iso
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 from shared.hooks.records import ArchiveResultRecord
 from shared.hooks.retry import BACKOFF
-from tests.writer.support import Harness, done, event, occ, post
+from testkit.writer_harness import Harness, done, event, occ, post
 
 URL = "https://www.tiktok.com/@a/video/1"
 FETCH = "on_Snapshot__61_fetch.py"

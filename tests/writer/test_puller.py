@@ -9,8 +9,8 @@ import pytest
 from services.writer.puller import Puller
 from shared import bus
 from shared.subjects import WRITER_FEED
-from tests.writer.live import publish_all
-from tests.writer.support import post
+from testkit.live_writer import publish_all
+from testkit.writer_harness import post
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from shared.hooks.records import (
     TagRecord,
     TextRecord,
 )
-from tests.writer.support import Harness, event, occ, post
+from testkit.writer_harness import Harness, event, occ, post
 
 URL = "https://www.reddit.com/r/x/comments/abc/title/"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from services.writer import scheduler
 from services.writer.clock import iso
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 from services.writer.scheduler import Limits
 from shared.messages import SubmitCommand
 from shared.subjects import JOB_CAPTURE
-from tests.writer.support import T0, Harness, done, occ, post
+from testkit.writer_harness import T0, Harness, done, occ, post
 
 
 def links(h: Harness, *urls: str) -> None:

@@ -18,9 +18,9 @@ from shared.messages import CaptureJob
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS
-from tests.writer.live import publish_all, until, writer_idle
+from testkit.live_writer import publish_all, until, writer_idle
+from testkit.writer_harness import occ, post, user_tables
 from tests.writer.scenario import capture_messages, feed_messages
-from tests.writer.support import occ, post, user_tables
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shared.hooks.records import ArchiveResultRecord, HookRecord, SnapshotRecord, parse_record
-from tests.support.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__61_fetch.py"
 

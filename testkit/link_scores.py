@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 from shared.links import CanonicalUrl, RejectedUrl, canonicalize, extract_links, extract_links_text
 from shared.links.tracking import TrackingRules, default_rules
 from shared.links.urlparts import parse
-from tests.links.corpus import (
+from testkit.link_corpus import (
     FORUM,
     URLS,
     cooked_samples,

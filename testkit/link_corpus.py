@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-CORPORA = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora"
 DISCOURSE = CORPORA / "discourse" / "criticalfallibilism"
 URLS = CORPORA / "urls"
 FORUM = "discuss.criticalfallibilism.com"

@@ -75,9 +75,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shared.hooks import procs
+from shared.hooks import reaping
 from shared.hooks.discovery import HookSpec, discover_hooks
-from shared.hooks.hookrun import HookObserver, HookOutcome, HookRun, RunContext
+from shared.hooks.hook_execution import HookObserver, HookOutcome, HookRun, RunContext
 from shared.hooks.host import shared_host
 from shared.hooks.records import BinaryRecord, SnapshotStatus
 from shared.hooks.states import IllegalTransition, SnapshotMachine
@@ -158,7 +158,7 @@ class SnapshotRun:
         self.observer = observer
         self.runs: list[HookRun] = []
         self._reapers: set[asyncio.Task[object]] = set()
-        self._since = procs.boot_clock()
+        self._since = reaping.boot_clock()
         self._started_at = datetime.now(UTC)
 
     def has_running_background_hooks(self) -> bool:
@@ -214,12 +214,12 @@ class SnapshotRun:
     async def cleanup(self) -> None:
         """Stop leftovers: every hook's process group, and `*.pid` processes started during
         the snapshot (all at once, one grace); then delete the `.pid` files."""
-        targets = procs.pid_file_targets(self.spec.out_dir, self._since)
+        targets = reaping.pid_file_targets(self.spec.out_dir, self._since)
         if targets:
             log.info("snapshot %s: sweeping .pid %s", self.spec.snapshot_id, targets)
         await asyncio.gather(
             *(r.cleanup() for r in self.runs),
-            procs.terminate(targets.values(), [], self.kill_grace),
+            reaping.terminate(targets.values(), [], self.kill_grace),
             *self._reapers,
         )
         for path in self.spec.out_dir.glob("*/*.pid"):

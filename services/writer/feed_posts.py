@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from services.writer import jobs, linkstore
 from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
+from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
-from services.writer.policy import decide
 from shared.messages import FeedGap, FeedPost, LinkOccurrence
 
 _INSERT_OCCURRENCE = (

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from services.poller.backfill import backfill
-from services.poller.feed import FeedError, FeedState, fetch, parse
-from services.supervisor.procs import free_ports
-from tests.support.forum import Post, posts_rss
-from tests.support.httpserver import FixtureServer, Reply
+from services.poller.feed_fetch import FeedError, FeedState, fetch, parse
+from services.supervisor.children import free_ports
+from testkit.forum import Post, posts_rss
+from testkit.httpserver import FixtureServer, Reply
 
 RSS = {"Content-Type": "application/rss+xml"}
 

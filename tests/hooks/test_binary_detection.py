@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from shared.hooks.binaries import detect_binaries, read_binaries
+from shared.hooks.binary_detection import detect_binaries, read_binaries
 from tests.hooks.support import FIXTURES, capture
 
 

@@ -18,12 +18,11 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from shared.errors import ArchiverError, ConfigError
-from shared.hooks import procs
-from shared.hooks.binaries import binary_env_name, read_binaries, search_path
+from shared.hooks import reaping
+from shared.hooks.binary_detection import binary_env_name, read_binaries, search_path
 from shared.hooks.config import env_prefix, load_plugin_config
 from shared.hooks.discovery import HookSpec
 from shared.hooks.host import HookHost
-from shared.hooks.process import HookProcess, StreamStats, pump_lines, pump_log, spawn_exec
 from shared.hooks.records import (
     ArchiveResultRecord,
     BinaryRecord,
@@ -32,6 +31,7 @@ from shared.hooks.records import (
     parse_record,
 )
 from shared.hooks.retry import next_retry_at
+from shared.hooks.spawn import HookProcess, StreamStats, pump_lines, pump_log, spawn_exec
 from shared.hooks.states import ArchiveResultMachine
 
 log = logging.getLogger(__name__)
@@ -286,7 +286,7 @@ class HookRun:
             err_task.cancel()
             raise
         if proc.leftovers():
-            reaper = asyncio.create_task(procs.terminate([], [proc.pid], self.ctx.kill_grace))
+            reaper = asyncio.create_task(reaping.terminate([], [proc.pid], self.ctx.kill_grace))
             self.ctx.background_tasks.add(reaper)
             reaper.add_done_callback(self.ctx.background_tasks.discard)
         pending = await self._drain(out_task, err_task, out_stats, err_stats)
@@ -364,7 +364,7 @@ class HookRun:
         """Stop whatever is left of the hook: its process group (SIGTERM, SIGKILL after the
         grace). A no-op once the hook and everything in its group have exited."""
         if self.process is not None and (not self.process.done or self.process.leftovers()):
-            await procs.terminate([], [self.process.pid], self.ctx.kill_grace)
+            await reaping.terminate([], [self.process.pid], self.ctx.kill_grace)
 
     async def _finish(self, *, hard: bool) -> HookOutcome:
         self.launched.set()

@@ -10,7 +10,7 @@ from typing import Any
 
 from services.writer import scheduler
 from services.writer.apply import BatchResult, Item, apply_batch
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 from services.writer.scheduler import Limits
 from shared.hooks.records import HookRecord
 from shared.links import CanonicalUrl, canonicalize

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.hooks import procs
+from shared.hooks import reaping
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class HookProcess:
 
     def leftovers(self) -> list[int]:
         """Live processes still in the hook's group (after the leader exited)."""
-        return procs.group_members(self.pid)
+        return reaping.group_members(self.pid)
 
 
 async def spawn_exec(

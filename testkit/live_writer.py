@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.supervisor.procs import Child
+from services.supervisor.children import Child
 from shared import bus
 from shared.messages import Message
-from tests.writer.support import SUBJECT
+from testkit.writer_harness import SUBJECT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass

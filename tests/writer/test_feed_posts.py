@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.writer.policy import Policy
+from services.writer.job_policy import Policy
 from shared.messages import FeedGap
-from tests.writer.support import T0, Harness, occ, post
+from testkit.writer_harness import T0, Harness, occ, post
 
 REDDIT = "https://www.reddit.com/r/x/comments/abc/title/?utm_source=share"
 TIKTOK = "https://www.tiktok.com/@a/video/1"

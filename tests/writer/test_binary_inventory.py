@@ -6,7 +6,7 @@ import json
 
 from shared.hooks.records import ArchiveResultRecord, BinaryRecord
 from shared.messages import WorkerBinaries
-from tests.writer.support import T0, Harness, done, event, occ, post
+from testkit.writer_harness import T0, Harness, done, event, occ, post
 
 URL = "https://www.tiktok.com/@a/video/1"
 MEDIA = "on_Snapshot__63_media.bg.py"
