@@ -55,14 +55,16 @@ async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Clie
             await asyncio.sleep(1)
 
 
-async def ensure_streams(js: JetStreamContext) -> None:
-    """Create or update every stream declared in shared.subjects (idempotent)."""
+async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
+    """Create or update every stream declared in shared.subjects (idempotent), each with
+    `replicas` copies (NATS_REPLICAS)."""
     for spec in STREAMS:
         config = StreamConfig(
             name=spec.name,
             subjects=list(spec.subjects),
             retention=spec.retention,
             duplicate_window=spec.duplicate_window_s,
+            num_replicas=replicas,
         )
         try:
             await js.stream_info(spec.name)
@@ -71,17 +73,25 @@ async def ensure_streams(js: JetStreamContext) -> None:
             await js.add_stream(config)
 
 
-async def pull_subscribe(js: JetStreamContext, spec: ConsumerSpec) -> PullSub:
-    """Bind to (creating if needed) the durable pull consumer described by spec."""
-    config = ConsumerConfig(
+def consumer_config(spec: ConsumerSpec) -> ConsumerConfig:
+    """The JetStream configuration of a durable pull consumer."""
+    return ConsumerConfig(
         durable_name=spec.durable,
         ack_wait=spec.ack_wait_s,
         max_deliver=spec.max_deliver,
         filter_subject=spec.filter_subject,
     )
-    return await js.pull_subscribe(
-        spec.filter_subject, durable=spec.durable, stream=spec.stream.name, config=config
-    )
+
+
+async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> None:
+    """Create the durable consumer, or update it to spec (a changed ack wait takes effect)."""
+    await js.add_consumer(spec.stream.name, consumer_config(spec))
+
+
+async def pull_subscribe(js: JetStreamContext, spec: ConsumerSpec) -> PullSub:
+    """Bind to the durable pull consumer described by spec (created or updated first)."""
+    await ensure_consumer(js, spec)
+    return await js.pull_subscribe_bind(spec.durable, stream=spec.stream.name)
 
 
 async def publish(js: JetStreamContext, subject: str, message: Message) -> None:

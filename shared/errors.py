@@ -19,3 +19,8 @@ class BusError(ArchiverError):
 
 class TargetRefused(ArchiverError):
     """A capture target is not allowed (private address, bad scheme, ...)."""
+
+
+class TargetUnresolved(ArchiverError):
+    """A capture target's name could not be resolved for now (DNS temporarily failed): retry
+    later; unlike TargetRefused this says nothing about the target itself."""

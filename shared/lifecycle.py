@@ -12,6 +12,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from shared import bus
+from shared.health import all_of, nats_check
 from shared.logs import setup_logging
 from shared.observability import HealthCheck, HealthServer, serve_health
 from shared.settings import CommonSettings
@@ -30,32 +31,24 @@ class ServiceContext:
     stop: asyncio.Event
 
 
-def nats_check(nc: Client) -> HealthCheck:
-    """A health check that is ok while NATS is connected."""
-
-    async def check() -> dict[str, object]:
-        return {"ok": nc.is_connected, "nats": "connected" if nc.is_connected else "disconnected"}
-
-    return check
-
-
 async def serve(
     name: str,
     settings: CommonSettings,
     body: Callable[[ServiceContext], Awaitable[None]],
     check: Callable[[ServiceContext], HealthCheck] | None = None,
 ) -> None:
-    """Connect, start /healthz + /metrics, run body until SIGTERM/SIGINT, then drain."""
+    """Connect, start /healthz + /metrics, run body until SIGTERM/SIGINT, then drain.
+
+    /healthz checks NATS plus whatever `check` adds (each within shared.health's timeout)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     nc = await bus.connect(settings.nats_url, name)
     ctx = ServiceContext(name, settings, nc, nc.jetstream(), stop)
-    await bus.ensure_streams(ctx.js)
-    health: HealthServer = await serve_health(
-        settings, name, check(ctx) if check else nats_check(nc)
-    )
+    await bus.ensure_streams(ctx.js, settings.nats_replicas)
+    checks = [nats_check(nc), *([check(ctx)] if check else [])]
+    health: HealthServer = await serve_health(settings, name, all_of(*checks))
     try:
         await body(ctx)
     finally:

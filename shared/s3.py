@@ -79,6 +79,15 @@ class ObjectStore:
             raise StorageError("ObjectStore used outside 'async with'")
         return self._client
 
+    async def ping(self) -> None:
+        """Raise StorageError unless the bucket answers a HEAD request."""
+        try:
+            await self.client.head_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            raise StorageError(f"bucket {self.bucket}: {exc}") from exc
+        except (BotoCoreError, OSError) as exc:
+            raise StorageError(f"S3 unreachable: {exc}") from exc
+
     async def ensure_bucket(self) -> None:
         """Create the bucket if it does not exist (idempotent)."""
         try:

@@ -28,6 +28,13 @@ class CommonSettings(BaseSettings):
 
     data_dir: Path = Field(Path("./data"), description="Where local state lives.")
     nats_url: str = Field("nats://127.0.0.1:4222", description="NATS server(s), comma-separated.")
+    nats_replicas: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="Replicas of every JetStream stream and key-value bucket (3 on a 3-node"
+        " cluster: the streams survive the loss of a server).",
+    )
     s3_endpoint: str | None = Field(None, description="S3-compatible endpoint URL; unset = AWS.")
     s3_region: str = Field("us-east-1", description="S3 region.")
     s3_bucket: str = Field("link-archive", description="Bucket for artifacts and backups.")

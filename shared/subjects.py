@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nats.js.api import RetentionPolicy
 
@@ -60,10 +60,17 @@ RESULTS = StreamSpec(
 COMMANDS = StreamSpec("COMMANDS", (CMD_SUBMIT, CMD_REARCHIVE), RetentionPolicy.LIMITS)
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)
 
+POLLER_POSITIONS = "POLLER_POSITIONS"
+"""Key-value bucket: each feed's poller position (newest post id, last guids), one key a feed."""
+
 
 @dataclass(frozen=True)
 class ConsumerSpec:
-    """A durable pull consumer."""
+    """A durable pull consumer.
+
+    ack_wait_s is a default: services set it from their settings with ``with_ack_wait``
+    (``JOB_ACK_WAIT_SECONDS`` for workers, ``WRITER_ACK_WAIT_SECONDS`` for the writer).
+    """
 
     stream: StreamSpec
     durable: str
@@ -71,12 +78,16 @@ class ConsumerSpec:
     ack_wait_s: float
     max_deliver: int = -1
 
+    def with_ack_wait(self, seconds: float) -> ConsumerSpec:
+        """This consumer with another ack wait."""
+        return replace(self, ack_wait_s=seconds)
+
 
 WRITER_FEED = ConsumerSpec(FEED, "writer-feed", "feed.>", ack_wait_s=30)
 WRITER_RESULTS = ConsumerSpec(RESULTS, "writer-results", "capture.>", ack_wait_s=30)
 WRITER_COMMANDS = ConsumerSpec(COMMANDS, "writer-commands", "cmd.>", ack_wait_s=30)
-ARCHIVER_JOBS = ConsumerSpec(JOBS, "archiver", JOB_CAPTURE, ack_wait_s=60)
-MEDIA_JOBS = ConsumerSpec(JOBS, "media", JOB_MEDIA, ack_wait_s=120)
+ARCHIVER_JOBS = ConsumerSpec(JOBS, "archiver", JOB_CAPTURE, ack_wait_s=10)
+MEDIA_JOBS = ConsumerSpec(JOBS, "media", JOB_MEDIA, ack_wait_s=10)
 CONSUMERS: tuple[ConsumerSpec, ...] = (
     WRITER_FEED,
     WRITER_RESULTS,

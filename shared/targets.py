@@ -2,17 +2,30 @@
 
 Checked before the first request and again for every redirect hop. Tests and local demos
 set ALLOW_PRIVATE_TARGETS=true explicitly.
+
+Names are resolved through ``resolver`` (``socket.getaddrinfo`` unless replaced with
+``use_resolver``: tests map names to private addresses this way without touching system
+files). A lookup that fails temporarily (``EAI_AGAIN``: no answer from the DNS server for
+now) raises TargetUnresolved, which callers retry later; a name that does not exist, or
+resolves to a non-public address, raises TargetRefused.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from shared.errors import TargetRefused
+from shared.errors import TargetRefused, TargetUnresolved
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+Resolver = Callable[[str, int], list[str]]
+"""(host, port) -> every address it resolves to; raises socket.gaierror."""
+
+TEMPORARY_DNS_ERRORS = frozenset({socket.EAI_AGAIN})
+"""getaddrinfo errors that say "try again later" rather than "no such name"."""
 
 
 def refused_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -22,17 +35,38 @@ def refused_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return not ip.is_global or ip.is_multicast
 
 
-def resolve(host: str, port: int) -> list[str]:
-    """Every address the host resolves to."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise TargetRefused(f"cannot resolve {host}: {exc}") from exc
+def system_resolver(host: str, port: int) -> list[str]:
+    """Every address the system resolver gives for host."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return sorted({str(info[4][0]) for info in infos})
 
 
-def check_target(url: str, *, allow_private: bool) -> None:
-    """Raise TargetRefused unless url is http(s) to a public address (or private is allowed)."""
+resolver: Resolver = system_resolver
+
+
+def use_resolver(fn: Resolver | None) -> None:
+    """Resolve names with fn from now on (None: the system resolver again)."""
+    global resolver
+    resolver = fn or system_resolver
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """Every address the host resolves to (TargetUnresolved when DNS fails for now)."""
+    try:
+        return resolver(host, port)
+    except socket.gaierror as exc:
+        if exc.errno in TEMPORARY_DNS_ERRORS:
+            raise TargetUnresolved(f"cannot resolve {host} for now: {exc}") from exc
+        raise TargetRefused(f"cannot resolve {host}: {exc}") from exc
+    except UnicodeError as exc:  # an IDNA label Python cannot encode
+        raise TargetRefused(f"cannot resolve {host}: {exc}") from exc
+
+
+def check_target(url: str, *, allow_private: bool) -> list[str]:
+    """Raise TargetRefused unless url is http(s) to a public address (or private is allowed).
+
+    Returns the checked addresses (empty when private targets are allowed: nothing checked).
+    """
     parts = urlsplit(url)
     if parts.scheme not in ALLOWED_SCHEMES:
         raise TargetRefused(f"unsupported scheme {parts.scheme!r}")
@@ -40,11 +74,15 @@ def check_target(url: str, *, allow_private: bool) -> None:
     if not host:
         raise TargetRefused("URL has no host")
     if allow_private:
-        return
+        return []
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise TargetRefused(f"bad port: {exc}") from exc
-    for addr in resolve(host, port):
+    addrs = resolve(host, port)
+    if not addrs:
+        raise TargetRefused(f"{host} resolves to no address")
+    for addr in addrs:
         if refused_address(ipaddress.ip_address(addr.split("%", 1)[0])):
             raise TargetRefused(f"{host} resolves to non-public address {addr}")
+    return addrs

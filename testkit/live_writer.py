@@ -131,26 +131,6 @@ async def writer_idle(nats_url: str) -> bool:
     )
 
 
-async def short_ack_wait(nats_url: str, ack_wait_s: float) -> None:
-    """Create the writer's consumers up front with a short ack wait (the writer binds to
-    existing consumers as they are), so redeliveries after a kill -9 come within seconds."""
-    from nats.js.api import ConsumerConfig
-
-    from services.writer.service import CONSUMERS
-
-    nc = await bus.connect(nats_url, "test-consumers")
-    try:
-        js = nc.jetstream()
-        await bus.ensure_streams(js)
-        for spec in CONSUMERS:
-            config = ConsumerConfig(
-                durable_name=spec.durable, ack_wait=ack_wait_s, filter_subject=spec.filter_subject
-            )
-            await js.add_consumer(spec.stream.name, config)
-    finally:
-        await nc.close()
-
-
 async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 500) -> None:
     """Publish every message (with its msg id) and wait until JetStream stored each."""
     nc = await bus.connect(nats_url, "test-publisher")

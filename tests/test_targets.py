@@ -37,3 +37,26 @@ def test_allowed_when_private_targets_enabled() -> None:
 def test_bad_scheme_refused_even_when_private_allowed() -> None:
     with pytest.raises(TargetRefused):
         check_target("javascript:alert(1)", allow_private=True)
+
+
+def test_a_temporary_dns_failure_is_not_a_refusal() -> None:
+    import socket
+
+    from shared import targets
+    from shared.errors import TargetUnresolved
+
+    def flaky(host: str, port: int) -> list[str]:
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    def nxdomain(host: str, port: int) -> list[str]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    try:
+        targets.use_resolver(flaky)
+        with pytest.raises(TargetUnresolved):
+            check_target("http://example.com/", allow_private=False)
+        targets.use_resolver(nxdomain)
+        with pytest.raises(TargetRefused):
+            check_target("http://example.com/", allow_private=False)
+    finally:
+        targets.use_resolver(None)

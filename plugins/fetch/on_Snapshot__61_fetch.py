@@ -4,7 +4,7 @@
 Writes `body.<ext>` (the bytes as received, decompressed) and `headers.json` (status, headers,
 final URL, redirect chain, timings). Every redirect hop is checked against the target
 policy. 4xx and refused targets are soft failures (exit 0, status failed); network errors,
-timeouts and 5xx are hard failures (exit 1, retried later).
+a DNS lookup that failed for now, timeouts and 5xx are hard failures (exit 1, retried later).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from shared.errors import TargetRefused
+from shared.errors import TargetRefused, TargetUnresolved
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
 from shared.targets import check_target
 
@@ -62,6 +62,8 @@ def main() -> int:
                 check_target(url, allow_private=allow_private)
             except TargetRefused as exc:
                 return fail(f"refused target {url}: {exc}", "E_FETCH_REFUSED", hard=False)
+            except TargetUnresolved as exc:  # DNS failed for now: retried with backoff
+                return fail(str(exc), "E_FETCH_DNS", hard=True)
             try:
                 with client.stream("GET", url, timeout=max(1.0, deadline - time.monotonic())) as r:
                     if r.is_redirect and "location" in r.headers:

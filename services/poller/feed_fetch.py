@@ -13,10 +13,15 @@ from urllib.parse import urljoin, urlsplit
 
 import feedparser
 import httpx
+from prometheus_client import Counter
 
 from shared.errors import ArchiverError
 
 log = logging.getLogger(__name__)
+
+ITEMS_DROPPED = Counter(
+    "dla_feed_items_dropped_total", "Feed items dropped, never published", ["feed", "reason"]
+)
 
 DISCOURSE_GUID = re.compile(r"^(?P<prefix>.+)-post-(?P<id>\d+)$")
 
@@ -122,26 +127,60 @@ def _author(entry: Any) -> str | None:
     return raw.lstrip("@").split()[0] or None
 
 
+def usable_link(entry: Any, feed_url: str) -> str | None:
+    """The item's absolute http(s) link, or None when it has none worth storing: no link, a
+    link that is only the guid and not a URL, another scheme, or the feed's own URL (what a
+    cut-off item in a truncated download resolves to)."""
+    raw = str(entry.get("link") or "").strip()
+    if not raw:
+        return None
+    if entry.get("guidislink") and not entry.get("links") and "://" not in raw:
+        return None  # feedparser copied a non-URL guid into link
+    link = urljoin(feed_url, raw)
+    parts = urlsplit(link)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    if link.split("#", 1)[0] == feed_url.split("#", 1)[0]:
+        return None
+    return link
+
+
 def parse(body: bytes, feed_url: str) -> list[FeedItem]:
-    """Parse an RSS/Atom body into items; keeps every valid item of a partly broken feed."""
+    """Parse an RSS/Atom body into items; keeps every valid item of a partly broken feed.
+
+    Raises FeedError for an empty body ("empty"), a body that is no feed ("not_a_feed") and
+    a broken feed with no readable item ("malformed"). Items without a usable link are
+    dropped, logged and counted in dla_feed_items_dropped_total, never published.
+    """
+    if not body.strip():
+        raise FeedError("empty", f"empty feed body from {feed_url}")
     parsed = feedparser.parse(body, sanitize_html=False, resolve_relative_uris=False)
+    if not parsed.get("version") and not parsed.entries:
+        why = parsed.get("bozo_exception")
+        raise FeedError("not_a_feed", f"not a feed: {body[:60]!r} ({why!r})"[:300])
     if parsed.get("bozo") and not parsed.entries:
         raise FeedError("malformed", f"not a feed: {parsed.get('bozo_exception')!r}"[:300])
     if parsed.get("bozo"):
         log.warning("feed %s is malformed but readable: %s", feed_url, parsed.get("bozo_exception"))
     items: list[FeedItem] = []
     for entry in parsed.entries:
-        link = urljoin(feed_url, entry.get("link") or "")
-        guid = entry.get("id") or link
-        if not guid:
-            log.warning("feed %s: item without guid or link skipped", feed_url)
+        link = usable_link(entry, feed_url)
+        if link is None:
+            ITEMS_DROPPED.labels(feed_url, "no_link").inc()
+            log.warning(
+                "feed %s: item %r without a usable link dropped (link %r)",
+                feed_url,
+                str(entry.get("id") or "")[:200],
+                str(entry.get("link") or "")[:200],
+            )
             continue
+        guid = str(entry.get("id") or "").strip() or link
         contents = entry.get("content") or []
         html = contents[0].get("value", "") if contents else entry.get("summary", "") or ""
         items.append(
             FeedItem(
                 guid=guid,
-                post_url=link or guid,
+                post_url=link,
                 title=(entry.get("title") or None),
                 author=_author(entry),
                 published_at=_when(entry, "published_parsed"),

@@ -13,7 +13,7 @@ from urllib.parse import urljoin
 import httpx
 from prometheus_client import Counter
 
-from shared.errors import TargetRefused
+from shared.errors import TargetRefused, TargetUnresolved
 from shared.links import CanonicalUrl, DomainPolicy, canonicalize
 from shared.messages import LinkOccurrence
 from shared.targets import check_target
@@ -73,9 +73,12 @@ class Resolver:
                 else:
                     log.warning("short link %s: more than %d redirects", url, self.max_hops)
                     current = None
-            except (httpx.HTTPError, TargetRefused) as exc:
+            except (httpx.HTTPError, TargetRefused, TargetUnresolved) as exc:
                 log.warning("short link %s not resolved: %s", url, exc)
                 current = None
+                if isinstance(exc, TargetUnresolved | httpx.TransportError):
+                    RESOLVED.labels("failed").inc()
+                    return None  # not cached: the next post with this link tries again
         RESOLVED.labels("ok" if current else "failed").inc()
         self.cache[url] = current
         while len(self.cache) > self.cache_size:

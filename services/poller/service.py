@@ -1,5 +1,9 @@
 """The poller loop: every POLL_INTERVAL_SECONDS, each feed is fetched, parsed, and each new or
-edited post is published on `feed.post` with its quote-aware, canonical, policy-checked links."""
+edited post is published on `feed.post` with its quote-aware, canonical, policy-checked links.
+
+Its position per feed (newest post id published) survives restarts in a JetStream key-value
+bucket (services.poller.position); a poll whose posts all lie beyond that position first
+fills the gap from `/posts.json` (bounded, recorded as a feed.gap)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from services.poller.backfill import backfill
 from services.poller.feed_fetch import FeedError, FeedItem, FeedState, fetch, parse
+from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
 from shared import bus
@@ -22,6 +27,7 @@ from shared.errors import BusError
 from shared.lifecycle import ServiceContext, main
 from shared.links import DomainPolicy, occurrences_for_post
 from shared.messages import FeedGap, FeedPost
+from shared.observability import HealthCheck
 from shared.subjects import FEED_GAP, FEED_POST
 
 log = logging.getLogger(__name__)
@@ -36,8 +42,19 @@ LAST_OK = Gauge("dla_feed_last_success_timestamp", "Unix time of the last good p
 SEEN_CAPACITY = 100_000
 
 
+def has_gap(state: FeedState, items: list[FeedItem]) -> bool:
+    """True when posts may be missing between the stored position and this poll: every
+    Discourse post id is past the next one expected, or (other feeds) no guid is shared
+    with the previous poll."""
+    ids = [i.discourse_id for i in items if i.discourse_id is not None]
+    if ids and state.max_post_id is not None:
+        return min(ids) > state.max_post_id + 1
+    guids = {i.guid for i in items}
+    return bool(state.last_guids and guids and not guids & state.last_guids)
+
+
 class Poller:
-    """Polls every configured feed and publishes posts; state lives in memory only."""
+    """Polls every configured feed and publishes posts; positions are kept in JetStream KV."""
 
     def __init__(self, ctx: ServiceContext, settings: PollerSettings) -> None:
         self.ctx = ctx
@@ -50,6 +67,8 @@ class Poller:
             exclude=frozenset(settings.exclude_domains),
         )
         self._resolver: Resolver | None = None
+        self.positions: PositionStore | None = None
+        self.loaded: set[str] = set()
 
     def resolver_for(self, client: httpx.AsyncClient) -> Resolver:
         """The short-link resolver using this HTTP client (its cache lives as long)."""
@@ -101,18 +120,46 @@ class Poller:
             POSTS.labels(feed_url).inc()
             LINKS.labels(feed_url).inc(len(message.links))
 
+    async def load_position(self, feed_url: str) -> None:
+        """Read the feed's stored position once (raises BusError while JetStream is away)."""
+        if feed_url in self.loaded:
+            return
+        if self.positions is None:
+            self.positions = await PositionStore.open(self.ctx.js, self.settings.nats_replicas)
+        state = self.states[feed_url]
+        if await self.positions.load(feed_url, state):
+            log.info("%s: resuming after post id %s", feed_url, state.max_post_id)
+        else:
+            log.info("%s: no stored position; starting from the current feed", feed_url)
+        self.loaded.add(feed_url)
+
+    async def save_position(self, feed_url: str, state: FeedState) -> None:
+        """Store the position (a failure is logged and counted; the next poll saves again)."""
+        if self.positions is None:
+            return
+        try:
+            await self.positions.save(feed_url, state)
+        except BusError as exc:
+            log.warning("%s: position not saved, will retry next poll: %s", feed_url, exc)
+            POLLS.labels(feed_url, "position_not_saved").inc()
+
     async def poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         """One poll of one feed; every failure is logged and counted, never raised."""
         state = self.states[feed_url]
         with POLL_SECONDS.labels(feed_url).time():
+            try:
+                await self.load_position(feed_url)
+            except BusError as exc:
+                log.warning("poll of %s skipped: its position cannot be read: %s", feed_url, exc)
+                POLLS.labels(feed_url, "position_unavailable").inc()
+                return
             try:
                 body = await fetch(client, feed_url, state, self.settings.feed_max_bytes)
                 if body is None:
                     POLLS.labels(feed_url, "not_modified").inc()
                     return
                 items = parse(body, feed_url)
-                guids = {i.guid for i in items}
-                if state.last_guids and guids and not guids & state.last_guids:
+                if has_gap(state, items):
                     await self.fill_gap(client, feed_url, items, state)
                 await self.publish_items(client, feed_url, items)
             except FeedError as exc:
@@ -126,10 +173,13 @@ class Poller:
                 POLLS.labels(feed_url, "publish_failed").inc()
                 state.etag = state.last_modified = None
                 return
-        state.last_guids = guids
+        before = (state.max_post_id, state.last_guids)
+        state.last_guids = {i.guid for i in items}
         ids = [i.discourse_id for i in items if i.discourse_id is not None]
         if ids:
             state.max_post_id = max([*ids, state.max_post_id or 0])
+        if (state.max_post_id, state.last_guids) != before:
+            await self.save_position(feed_url, state)
         POLLS.labels(feed_url, "ok").inc()
         LAST_OK.labels(feed_url).set_to_current_time()
         log.info("polled %s: %d items", feed_url, len(items))
@@ -175,6 +225,19 @@ async def body(ctx: ServiceContext) -> None:
     await Poller(ctx, ctx.settings).run()
 
 
+def positions_check(ctx: ServiceContext) -> HealthCheck:
+    """/healthz: the position bucket answers (besides NATS being connected)."""
+
+    async def check() -> dict[str, object]:
+        try:
+            store = await PositionStore.open(ctx.js, ctx.settings.nats_replicas)
+        except BusError as exc:
+            return {"ok": False, "positions": str(exc)[:200]}
+        return await store.check()
+
+    return check
+
+
 def run() -> None:
     """Process entry point."""
-    main("poller", PollerSettings, body)
+    main("poller", PollerSettings, body, positions_check)

@@ -72,7 +72,7 @@ class Stack:
         settings = CommonSettings.model_validate(_settings_from(self.env))
         nc = await bus.connect(settings.nats_url, "dla-supervisor", connect_timeout=30)
         try:
-            await bus.ensure_streams(nc.jetstream())
+            await bus.ensure_streams(nc.jetstream(), settings.nats_replicas)
         finally:
             await nc.close()
         deadline = time.monotonic() + 60

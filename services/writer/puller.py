@@ -19,9 +19,8 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig
-from nats.js.errors import NotFoundError
 
+from shared import bus
 from shared.subjects import ConsumerSpec
 
 QUIET_S = 0.003
@@ -46,19 +45,8 @@ class Puller:
 
     @classmethod
     async def create(cls, nc: Client, js: JetStreamContext, spec: ConsumerSpec) -> Puller:
-        """Create the durable consumer if absent (config as in spec) and subscribe."""
-        try:
-            await js.consumer_info(spec.stream.name, spec.durable)
-        except NotFoundError:
-            await js.add_consumer(
-                spec.stream.name,
-                ConsumerConfig(
-                    durable_name=spec.durable,
-                    ack_wait=spec.ack_wait_s,
-                    max_deliver=spec.max_deliver,
-                    filter_subject=spec.filter_subject,
-                ),
-            )
+        """Create (or update to spec) the durable consumer and subscribe."""
+        await bus.ensure_consumer(js, spec)
         puller = cls(nc, spec)
         puller._sub = await nc.subscribe(puller.inbox, cb=puller._on_msg)
         return puller

@@ -45,8 +45,6 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 CONSUMERS = (WRITER_FEED, WRITER_RESULTS, WRITER_COMMANDS)
-RETRY_DELAY_S = 3.0
-"""Redelivery delay of messages not applied because the database was locked or full."""
 HOUSEKEEPING_S = 5.0
 
 
@@ -118,7 +116,10 @@ class Writer:
         return None
 
     async def _serve(self, ctx: ServiceContext) -> None:
-        pullers = [await Puller.create(ctx.nc, ctx.js, spec) for spec in CONSUMERS]
+        ack_wait = self.settings.writer_ack_wait_seconds
+        pullers = [
+            await Puller.create(ctx.nc, ctx.js, spec.with_ack_wait(ack_wait)) for spec in CONSUMERS
+        ]
         fetchers = [asyncio.create_task(self._fetch_loop(p, ctx.stop)) for p in pullers]
         applier = asyncio.create_task(self._apply_loop(fetchers))
         ticker = asyncio.create_task(self._schedule_loop(ctx))
@@ -202,7 +203,7 @@ class Writer:
             await _settle(item.handle.term(), "term")
             counts[item.subject, "terminated"] += 1
         for item in result.retry:
-            await _settle(item.handle.nak(delay=RETRY_DELAY_S), "nak")
+            await _settle(item.handle.nak(delay=self.settings.writer_retry_delay_seconds), "nak")
             counts[item.subject, "retried"] += 1
         if result.retry:
             self._db_error = f"{type(result.error).__name__}: {result.error}"

@@ -41,6 +41,18 @@ class WriterSettings(CommonSettings):
     scheduler_interval_seconds: float = Field(
         0.5, gt=0, description="Seconds between two runs of the job scheduler."
     )
+    writer_ack_wait_seconds: float = Field(
+        30,
+        ge=1,
+        description="A message the writer fetched but never settled (it died) is redelivered"
+        " after this many seconds.",
+    )
+    writer_retry_delay_seconds: float = Field(
+        3,
+        ge=0,
+        description="Redelivery delay of messages not applied because the database was locked"
+        " or its disk full.",
+    )
     processed_retention_days: int = Field(
         30, ge=1, description="Days the ids of applied messages are kept for de-duplication."
     )

@@ -22,7 +22,7 @@ def worker_body(*, media: bool) -> Callable[[ServiceContext], Awaitable[None]]:
         service = "media" if media else "archiver"
         cfg = WorkerConfig(
             service=service,
-            consumer=MEDIA_JOBS if media else ARCHIVER_JOBS,
+            consumer=(MEDIA_JOBS if media else ARCHIVER_JOBS).with_ack_wait(s.job_ack_wait_seconds),
             plugins_dirs=[s.plugins_dir],
             scratch_dir=s.data_dir / "scratch" / f"{service}-{os.getpid()}",
             s3_prefix=s.s3_prefix,

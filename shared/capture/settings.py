@@ -24,6 +24,12 @@ class WorkerSettings(CommonSettings):
     job_retry_delay_seconds: float = Field(
         30, gt=0, description="Delay before a job is redelivered after S3 or NATS failed."
     )
+    job_ack_wait_seconds: float = Field(
+        10,
+        ge=3,
+        description="A job whose worker died is redelivered after this many seconds; a live"
+        " worker sends in-progress acks every third of it while the job runs.",
+    )
 
     def model_post_init(self, _: object) -> None:
         self.media_plugins = split_csv(self.media_plugins)

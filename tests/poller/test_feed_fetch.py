@@ -75,7 +75,7 @@ async def test_unreachable_feed_is_a_clear_error() -> None:
 def test_not_xml_is_a_clear_error() -> None:
     with pytest.raises(FeedError) as exc:
         parse(b"<html><body>maintenance</body></html>\x00\x01", "http://f/posts.rss")
-    assert exc.value.reason == "malformed"
+    assert exc.value.reason == "not_a_feed"
 
 
 def test_truncated_feed_keeps_every_complete_item() -> None:
@@ -146,3 +146,51 @@ async def test_backfill_is_bounded(forum: FixtureServer) -> None:
             client, f"{forum.base}/posts.rss", current, FeedState(max_post_id=1), 3
         )
     assert not closed and len(missed) == 3
+
+
+def test_items_without_a_usable_link_are_dropped_and_counted() -> None:
+    from prometheus_client import REGISTRY
+
+    feed = "http://forum.test/posts.rss"
+    body = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
+<item><guid isPermaLink="false">forum.test-post-1</guid><description>no link</description></item>
+<item><guid>forum.test-post-2</guid><description>guid is no URL</description></item>
+<item><link>javascript:alert(1)</link><guid>g3</guid></item>
+<item><link>http://forum.test/posts.rss</link><guid>g4</guid></item>
+<item><link>/t/ok/5/1</link><guid>forum.test-post-5</guid></item>
+</channel></rss>"""
+    before = REGISTRY.get_sample_value(
+        "dla_feed_items_dropped_total", {"feed": feed, "reason": "no_link"}
+    )
+    items = parse(body, feed)
+    assert [(i.guid, i.post_url) for i in items] == [
+        ("forum.test-post-5", "http://forum.test/t/ok/5/1")
+    ]
+    after = REGISTRY.get_sample_value(
+        "dla_feed_items_dropped_total", {"feed": feed, "reason": "no_link"}
+    )
+    assert (after or 0) - (before or 0) == 4
+
+
+def test_a_truncated_download_keeps_whole_items_and_no_bogus_one() -> None:
+    from testkit.forum import Post, posts_rss
+
+    whole = posts_rss("http://forum.test", [Post(i, 1, f"<p>{i}</p>") for i in (1, 2, 3)])
+    cut = whole[: whole.index(b"<link>", whole.index(b"-post-2") - 400)] + b"<li"
+    items = parse(cut, "http://forum.test/posts.rss")
+    assert items and all(i.post_url.startswith("http://forum.test/t/") for i in items)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [(b"", "empty"), (b" \n\t", "empty"), (b'{"latest_posts": []}', "not_a_feed")],
+)
+def test_empty_or_non_feed_bodies_are_errors(body: bytes, reason: str) -> None:
+    with pytest.raises(FeedError) as exc:
+        parse(body, "http://f/posts.rss")
+    assert exc.value.reason == reason
+
+
+def test_a_feed_with_no_items_is_not_an_error() -> None:
+    body = b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title></channel></rss>'
+    assert parse(body, "http://f/posts.rss") == []

@@ -119,3 +119,69 @@ async def test_a_gap_between_polls_is_backfilled_and_recorded(ctx: ServiceContex
     assert len(gaps) == 1 and gaps[0].closed and gaps[0].backfilled_posts == 5
     guids = sorted(m.guid for m in msgs if isinstance(m, FeedPost))
     assert guids == sorted(f"forum.test-post-{i}" for i in range(1, 10))
+
+
+async def test_position_survives_a_restart_and_the_gap_is_backfilled(
+    ctx: ServiceContext,
+) -> None:
+    import json
+
+    with FixtureServer() as forum:
+        url = f"{forum.base}/posts.rss"
+        shown = [Post(i, 1, f"<p>{i}</p>") for i in (1, 2)]
+        forum.routes["/posts.rss"] = lambda _: Reply(posts_rss(forum.base, shown))
+        api: list[dict[str, Any]] = [
+            {"id": i, "cooked": f"<p>{i}</p>", "post_url": f"/t/t/1/{i}"} for i in range(9, 0, -1)
+        ]
+        forum.routes["/posts.json"] = lambda h: Reply(
+            json.dumps(
+                {"latest_posts": [p for p in api if p["id"] < int(h.path.split("=")[1])]}
+            ).encode()
+        )
+        await poll(poller_for(ctx, url), url)
+        # The poller process is gone (a new one knows nothing in memory); posts 3..9 were
+        # made meanwhile and the feed shows only the newest two.
+        shown[:] = [Post(i, 1, f"<p>{i}</p>") for i in (8, 9)]
+        restarted = poller_for(ctx, url)
+        await poll(restarted, url)
+        assert restarted.states[url].max_post_id == 9
+    msgs = await published(ctx)
+    gaps = [m for m in msgs if isinstance(m, FeedGap)]
+    assert len(gaps) == 1 and gaps[0].closed and gaps[0].backfilled_posts == 5
+    guids = [m.guid for m in msgs if isinstance(m, FeedPost)]
+    assert sorted(guids) == sorted(f"forum.test-post-{i}" for i in range(1, 10))
+    assert len(guids) == len(set(guids)), "nothing published twice"
+
+
+async def test_backfill_is_bounded_and_says_so(ctx: ServiceContext) -> None:
+    import json
+
+    with FixtureServer() as forum:
+        url = f"{forum.base}/posts.rss"
+        shown = [Post(1, 1, "<p>1</p>")]
+        forum.routes["/posts.rss"] = lambda _: Reply(posts_rss(forum.base, shown))
+        api: list[dict[str, Any]] = [{"id": i, "cooked": f"<p>{i}</p>"} for i in range(100, 0, -1)]
+        forum.routes["/posts.json"] = lambda h: Reply(
+            json.dumps(
+                {"latest_posts": [p for p in api if p["id"] < int(h.path.split("=")[1])][:10]}
+            ).encode()
+        )
+        await poll(poller_for(ctx, url), url)
+        shown[:] = [Post(100, 1, "<p>100</p>")]
+        await poll(poller_for(ctx, url, backfill_max_pages=2), url)
+    gaps = [m for m in await published(ctx) if isinstance(m, FeedGap)]
+    assert len(gaps) == 1 and not gaps[0].closed and gaps[0].backfilled_posts == 20
+
+
+async def test_an_empty_body_is_a_counted_failure_and_publishes_nothing(
+    ctx: ServiceContext,
+) -> None:
+    from prometheus_client import REGISTRY
+
+    with FixtureServer() as forum:
+        url = f"{forum.base}/posts.rss"
+        forum.routes["/posts.rss"] = Reply(b"")
+        await poll(poller_for(ctx, url), url)
+    labels = {"feed": url, "outcome": "empty"}
+    assert REGISTRY.get_sample_value("dla_feed_polls_total", labels) == 1
+    assert await published(ctx) == []

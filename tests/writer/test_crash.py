@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shared import bus
-from testkit.live_writer import publish_all, short_ack_wait, until, writer_idle
+from testkit.live_writer import publish_all, until, writer_idle
 from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration
@@ -46,9 +46,9 @@ async def jobs_published(nats_url: str) -> list[str]:
 async def test_kill_9_mid_way_loses_and_doubles_nothing(
     tmp_path: Path, nats_url: str, live_writer
 ) -> None:
-    await short_ack_wait(nats_url, 2.0)  # production: 30 s (shared/subjects.py)
     await publish_all(nats_url, posts())
-    writer = live_writer(tmp_path / "data", nats_url, {"WRITER_BATCH_SIZE": "50"})
+    env = {"WRITER_BATCH_SIZE": "50", "WRITER_ACK_WAIT_SECONDS": "2"}  # production: 30 s
+    writer = live_writer(tmp_path / "data", nats_url, env)
     kills = []
     for fraction in (0.15, 0.4, 0.65):
         writer.start()
