@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: bootstrap system-deps up test lint typecheck unit bench clean
+.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops
 
 bootstrap: $(STAMP) system-deps
 
@@ -31,6 +31,11 @@ test: bootstrap lint typecheck
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not integration"
+
+# 50 stops of `dla up` at random moments, sent three ways (docs/reliability.md).
+chaos-stops: bootstrap
+	DLA_STOP_RUNS=50 DLA_STOP_REPORT=/tmp/dla-stops.json $(VENV)/bin/pytest -q -s \
+		--timeout 3600 tests/supervisor/test_stops.py::test_dla_up_stops_every_time
 
 bench: bootstrap
 	$(PY) bench/run_all.py

@@ -8,12 +8,18 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from services.supervisor.reaper import die_with_parent
+
 log = logging.getLogger(__name__)
+
+on_start: Callable[[str, int], None] | None = None
+"""Called with (name, pid) after every child starts (`dla up` records them to sweep later)."""
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -60,7 +66,11 @@ class Child:
         self._log: IO[bytes] | None = None
 
     def start(self) -> Child:
-        """Start the process in a new session (its own process group)."""
+        """Start the process in a new session (its own process group).
+
+        Started from the main thread, the child also dies with its parent (parent-death
+        signal): the signal follows the starting *thread*, so other threads do not set it.
+        """
         out: int | IO[bytes] | None = None
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +84,12 @@ class Child:
             stderr=subprocess.STDOUT if out is not None else None,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=die_with_parent()
+            if threading.current_thread() is threading.main_thread()
+            else None,
         )
+        if on_start is not None:
+            on_start(self.name, self.proc.pid)
         log.debug("started %s pid %d: %s", self.name, self.proc.pid, " ".join(self.argv))
         return self
 
@@ -94,6 +109,12 @@ class Child:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.pid, sig)
 
+    def close_log(self) -> None:
+        """Close the log file once the process is gone."""
+        if self._log is not None and not self.alive():
+            self._log.close()
+            self._log = None
+
     def stop(self, timeout: float = 10.0) -> int | None:
         """SIGTERM the process group, SIGKILL after timeout; returns the exit code."""
         if self.proc is None:
@@ -110,3 +131,23 @@ class Child:
             self._log.close()
             self._log = None
         return self.proc.returncode
+
+
+def stop_all(children: Sequence[Child], grace_s: float, hurry: Callable[[], bool]) -> None:
+    """SIGTERM every child's group at once; SIGKILL the groups after `grace_s` or on `hurry()`."""
+    for child in children:
+        child.signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while any(c.alive() for c in children) and time.monotonic() < deadline and not hurry():
+        time.sleep(0.05)
+    for child in children:
+        if child.proc is None:
+            continue
+        if child.alive():
+            log.warning("%s did not stop in time; killing", child.name)
+        # the whole group: a leader that exited may leave members behind
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.proc.wait(5)
+        child.close_log()

@@ -7,11 +7,11 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.supervisor.children import Child, free_ports
+from services.supervisor.children import Child, free_ports, stop_all
 from services.supervisor.infra import (
     Nats,
     Weed,
@@ -28,6 +28,11 @@ log = logging.getLogger(__name__)
 
 SERVICES: tuple[str, ...] = ("writer", "poller", "archiver", "media", "web")
 """Every service, in start order (the writer first: it declares the consumers it reads)."""
+
+STOP_GRACE_S = 8.0
+"""How long services get to stop after SIGTERM before they are killed."""
+ENGINES_GRACE_S = 3.0
+"""The same for nats-server and weed (after the services, which need them to drain)."""
 
 
 @dataclass
@@ -145,16 +150,17 @@ class Stack:
             self.data_dir / "s3", bucket, creds, logs / "s3.log", ports=self.weed.ports
         )
 
-    def stop(self) -> None:
-        """Stop services (SIGTERM, then SIGKILL), then the engines."""
-        for sp in self.procs.values():
-            sp.child.signal(15)
-        for sp in reversed(list(self.procs.values())):
-            sp.child.stop(timeout=20)
-        if self.weed is not None:
-            self.weed.child.stop()
-        if self.nats is not None:
-            self.nats.child.stop()
+    def stop(
+        self,
+        grace_s: float = STOP_GRACE_S,
+        engines_grace_s: float = ENGINES_GRACE_S,
+        hurry: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Stop services, then the engines: SIGTERM to each process group, SIGKILL to what is
+        left after the grace period or as soon as `hurry()` says so (a second Ctrl-C)."""
+        stop_all([sp.child for sp in self.procs.values()], grace_s, hurry)
+        engines = [e.child for e in (self.weed, self.nats) if e is not None]
+        stop_all(engines, engines_grace_s, hurry)
 
 
 def _settings_from(env: Mapping[str, str]) -> dict[str, str]:
