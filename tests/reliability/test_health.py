@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from services.supervisor.children import free_ports
-
 from shared.health import all_of, s3_check
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
