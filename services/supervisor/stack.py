@@ -19,8 +19,9 @@ from services.supervisor.infra import (
     start_nats,
     start_weed,
 )
+from services.supervisor.restarts import Restarts
 from shared import bus
-from shared.errors import StorageError
+from shared.errors import ConfigError, StorageError
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 
@@ -40,8 +41,7 @@ class ServiceProc:
     """A service process and its restart bookkeeping."""
 
     child: Child
-    restarts: int = 0
-    next_restart: float = 0.0
+    restarts: Restarts
 
 
 @dataclass
@@ -55,6 +55,9 @@ class Stack:
     nats: Nats | None = None
     weed: Weed | None = None
     procs: dict[str, ServiceProc] = field(default_factory=dict)
+    _engine_restarts: dict[str, Restarts] = field(
+        default_factory=lambda: {"nats": Restarts("nats"), "s3": Restarts("s3")}
+    )
 
     def start_engines(self) -> None:
         """Start nats-server and weed mini unless NATS_URL / S3_ENDPOINT point elsewhere."""
@@ -105,27 +108,36 @@ class Stack:
             child = Child(
                 name, [sys.executable, "-m", f"services.{name}"], env, logs / f"{name}.log"
             )
-            self.procs[name] = ServiceProc(child.start())
+            self.procs[name] = ServiceProc(child.start(), Restarts(name))
 
     def supervise_once(self) -> None:
-        """Restart any service that died, with a growing delay (1 s .. 60 s)."""
+        """Restart any service or embedded engine that died (delay 1 s .. 60 s, reset after a
+        healthy stretch; see services.supervisor.restarts), logging why it ended."""
         now = time.monotonic()
-        for name, sp in self.procs.items():
+        for sp in self.procs.values():
             if sp.child.alive():
-                continue
-            if sp.next_restart == 0.0:
-                delay = min(60.0, 2.0**sp.restarts)
-                sp.next_restart = now + delay
-                log.warning(
-                    "%s exited with %s; restarting in %.0fs",
-                    name,
-                    sp.child.proc and sp.child.proc.returncode,
-                    delay,
-                )
-            elif now >= sp.next_restart:
-                sp.restarts += 1
-                sp.next_restart = 0.0
+                sp.restarts.running(now)
+            elif sp.restarts.exited(_returncode(sp.child), now):
                 sp.child.start()
+        self._supervise_engines(now)
+
+    def _supervise_engines(self, now: float) -> None:
+        if self.nats is not None:
+            if self.nats.child.alive():
+                self._engine_restarts["nats"].running(now)
+            elif self._engine_restarts["nats"].exited(_returncode(self.nats.child), now):
+                try:
+                    self.restart_nats()
+                except ConfigError as exc:
+                    log.error("NATS did not come back: %s", exc)
+        if self.weed is not None:
+            if self.weed.child.alive():
+                self._engine_restarts["s3"].running(now)
+            elif self._engine_restarts["s3"].exited(_returncode(self.weed.child), now):
+                try:
+                    self.start_s3_again()
+                except ConfigError as exc:
+                    log.error("S3 did not come back: %s", exc)
 
     def restart_nats(self) -> None:
         """Stop the embedded nats-server and start it again on the same port and store."""
@@ -166,3 +178,7 @@ class Stack:
 def _settings_from(env: Mapping[str, str]) -> dict[str, str]:
     keys = set(CommonSettings.model_fields)
     return {k.lower(): v for k, v in env.items() if k.lower() in keys}
+
+
+def _returncode(child: Child) -> int | None:
+    return child.proc.returncode if child.proc is not None else None
