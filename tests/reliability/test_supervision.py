@@ -65,7 +65,8 @@ def test_killed_engines_are_restarted_on_their_ports(
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             stack.supervise_once()
-            if stack.nats.child.alive() and stack.weed.child.alive():
+            pids = (stack.nats.child.pid, stack.weed.child.pid)
+            if stack.nats.child.alive() and stack.weed.child.alive() and pids != old:
                 break
             time.sleep(0.2)
         assert (stack.nats.child.pid, stack.weed.child.pid) != old
