@@ -1,4 +1,4 @@
-"""Idempotent, batched application of bus messages to the database.
+"""Idempotent, batched application of bus messages to the database (``processed_messages``).
 
 Every message's ``Nats-Msg-Id`` is recorded in ``processed_messages`` in the transaction
 that applies it: a redelivered message (lost ack, crash between commit and ack) finds its id
@@ -99,6 +99,11 @@ def apply_one(ctx: ApplyContext, item: Item[Any]) -> bool:
     handler = _HANDLERS[type(item.message)]
     handler(ctx, item.message)
     return True
+
+
+def forget_processed(conn: sqlite3.Connection, cutoff: str) -> None:
+    """Drop the ids of messages applied before `cutoff` (past any redelivery window)."""
+    conn.execute("DELETE FROM processed_messages WHERE applied_at < ?", (cutoff,))
 
 
 def apply_batch(

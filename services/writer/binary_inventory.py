@@ -6,6 +6,7 @@ import json
 import logging
 from collections import defaultdict
 
+from services.writer import transitions
 from services.writer.context import ApplyContext
 from shared.hooks.records import BinaryRecord
 from shared.messages import WorkerBinaries
@@ -58,13 +59,9 @@ def requeue_missing(ctx: ApplyContext, present: set[str]) -> int:
             by_snapshot[row["snapshot_id"]].append(f"{row['plugin']}/{row['hook']}")
     requeued = 0
     for snapshot_id, hooks in by_snapshot.items():
-        cur = ctx.conn.execute(
-            "UPDATE archive_jobs SET status = 'queued', not_before = ?, retry_hooks = ?,"
-            " deadline = NULL, published_at = NULL"
-            " WHERE snapshot_id = ? AND status NOT IN ('queued', 'running')",
-            (ctx.now_iso, json.dumps(sorted(hooks)), snapshot_id),
+        requeued += transitions.requeue_hooks(
+            ctx.conn, snapshot_id, json.dumps(sorted(hooks)), ctx.now_iso
         )
-        requeued += cur.rowcount
     if requeued:
         log.info("re-queued %d job(s) whose hooks waited for %s", requeued, sorted(present))
     return requeued

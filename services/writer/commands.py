@@ -1,10 +1,10 @@
-"""Applying people's requests: submit a URL, re-archive a link (see policy.py for the rules)."""
+"""Applying people's requests: submit a URL, re-archive a link (see job_policy.py for the rules)."""
 
 from __future__ import annotations
 
 import logging
 
-from services.writer import jobs, linkstore
+from services.writer import linkstore, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
@@ -40,9 +40,9 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
         )
         return
     link_id = linkstore.upsert_link(ctx.conn, UrlForms.of(url), ctx.now_iso)
-    state = jobs.link_state(ctx.conn, link_id)
+    state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="submit", now=ctx.now, policy=ctx.policy)
-    job_id = jobs.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
+    job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
     _record(
         ctx,
         "submit",
@@ -74,9 +74,9 @@ def apply_rearchive(ctx: ApplyContext, cmd: RearchiveCommand) -> None:
             "unknown link",
         )
         return
-    state = jobs.link_state(ctx.conn, link_id)
+    state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="rearchive", now=ctx.now, policy=ctx.policy)
-    job_id = jobs.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
+    job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
     _record(
         ctx,
         "rearchive",

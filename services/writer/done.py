@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from services.writer import jobs
-from services.writer.clock import iso
+from services.writer import transitions
 from services.writer.context import ApplyContext
 from services.writer.job_policy import is_permanent
 from shared.hooks.retry import BACKOFF, retry_delay
@@ -36,7 +35,10 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
         return
     ok, error = _outcome(ctx, job["snapshot_id"], done)
-    jobs.finish(conn, job["id"], job["link_id"], ok, error, ctx.now_iso)
+    if ok:
+        transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
+    else:
+        transitions.fail_permanent(conn, job["id"], job["link_id"], error, ctx.now_iso)
 
 
 def _retry_or_fail(
@@ -45,23 +47,17 @@ def _retry_or_fail(
     """Schedule the next attempt with backoff, or fail the job when attempts are used up."""
     error = done.error or f"hooks failed: {', '.join(retry)}"
     if done.attempt >= ctx.policy.max_attempts:
-        jobs.finish(
+        transitions.fail_permanent(
             ctx.conn,
             job_id,
             link_id,
-            False,
             f"gave up after {done.attempt} attempts: {error}",
             ctx.now_iso,
         )
         return
     delay = retry_delay(min(done.attempt, len(BACKOFF))) or BACKOFF[-1]
     hooks = json.dumps(sorted(retry)) if retry else None
-    ctx.conn.execute(
-        "UPDATE archive_jobs SET status = 'queued', not_before = ?, last_error = ?,"
-        " retry_hooks = coalesce(?, retry_hooks), deadline = NULL, published_at = NULL"
-        " WHERE id = ?",
-        (iso(ctx.now + delay), error, hooks, job_id),
-    )
+    transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks)
 
 
 def _hook_is_permanent(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:

@@ -1,10 +1,14 @@
-"""Applying feed messages: posts (with their link occurrences and job decisions) and gaps."""
+"""Applying feed messages: posts (with their link occurrences and job decisions) and gaps.
+
+The one module writing `discourse_posts`, `link_occurrences` and `feed_gaps`.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
-from services.writer import jobs, linkstore
+from services.writer import linkstore, transitions
 from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
@@ -74,7 +78,7 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
     )
     in_post = _record_occurrences(ctx, post_id, post.links, seen, edited=row is not None)
     for link_id, link in in_post.items():
-        state = jobs.link_state(conn, link_id)
+        state = transitions.link_state(conn, link_id)
         decision = decide(
             state,
             source="feed",
@@ -84,7 +88,7 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
             policy_reason=link.first.policy_reason,
             quote_only=not link.outside_quote,
         )
-        jobs.record_decision(conn, link_id, decision, ctx.now_iso, state)
+        transitions.record_decision(conn, link_id, decision, ctx.now_iso, state)
 
 
 def _record_occurrences(
@@ -126,3 +130,16 @@ def apply_feed_gap(ctx: ApplyContext, gap: FeedGap) -> None:
         " SET backfilled_posts = excluded.backfilled_posts, closed = excluded.closed",
         (gap.feed_url, iso(gap.detected_at), gap.backfilled_posts, int(gap.closed)),
     )
+
+
+def move_occurrences(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
+    """Dedup merged link `loser` into `survivor`: its occurrences follow (one per post and
+    quote flag, the survivor's kept when both have one)."""
+    conn.execute(
+        "INSERT INTO link_occurrences (link_id, discourse_post_id, seen_at, in_quote,"
+        " context_snippet, original_url) SELECT ?, discourse_post_id, seen_at, in_quote,"
+        " context_snippet, original_url FROM link_occurrences WHERE link_id = ? ORDER BY id"
+        " ON CONFLICT (discourse_post_id, link_id, in_quote) DO NOTHING",
+        (survivor, loser),
+    )
+    conn.execute("DELETE FROM link_occurrences WHERE link_id = ?", (loser,))

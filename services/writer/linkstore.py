@@ -1,9 +1,15 @@
-"""Links: lookup by every known form of a URL, creation, aliases, status, full-text rows."""
+"""Links and what is known of them: the one module writing ``links``, ``link_aliases``,
+``link_metadata``, ``link_tags`` and ``link_text_fts``.
+
+Lookup by every known form of a URL, creation, aliases, status, metadata, tags, full-text
+rows, and absorbing a link that dedup merged into another.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from shared.links import CanonicalUrl
 
@@ -103,6 +109,15 @@ def resolve_link_id(conn: sqlite3.Connection, link_id: int) -> int | None:
     return None
 
 
+def archived(conn: sqlite3.Connection, link_id: int, now: str) -> None:
+    """A capture of the link succeeded now."""
+    conn.execute(
+        "UPDATE links SET last_archived_at = max(coalesce(last_archived_at, ''), ?) WHERE id = ?",
+        (now, link_id),
+    )
+    set_status(conn, link_id, "archived")
+
+
 def set_status(conn: sqlite3.Connection, link_id: int, event: str) -> None:
     """Move links.status on an event: queued, skipped, archived, failed."""
     if event == "queued":
@@ -154,3 +169,126 @@ def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> 
             fields["extracted_text"],
         ),
     )
+
+
+METADATA_FIELDS = ("title", "description", "author", "published_at", "site_name", "language")
+
+
+def set_metadata(conn: sqlite3.Connection, link_id: int, values: dict[str, Any], now: str) -> None:
+    """Merge metadata: a field given (not None) replaces the stored one."""
+    row = [values.get(f) for f in METADATA_FIELDS]
+    sets = ", ".join(f"{f} = coalesce(excluded.{f}, link_metadata.{f})" for f in METADATA_FIELDS)
+    conn.execute(
+        f"INSERT INTO link_metadata (link_id, {', '.join(METADATA_FIELDS)}, updated_at)"
+        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (link_id) DO UPDATE SET {sets},"
+        " updated_at = excluded.updated_at",
+        (link_id, *row, now),
+    )
+    if values.get("title"):
+        set_fts(conn, link_id, "title", str(values["title"]))
+
+
+def default_title(conn: sqlite3.Connection, link_id: int, title: str, now: str) -> None:
+    """A snapshot's title: the link's title unless metadata named one already."""
+    conn.execute(
+        "INSERT INTO link_metadata (link_id, title, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (link_id) DO UPDATE SET title = coalesce(link_metadata.title,"
+        " excluded.title)",
+        (link_id, title, now),
+    )
+    stored = conn.execute("SELECT title FROM link_metadata WHERE link_id = ?", (link_id,))
+    set_fts(conn, link_id, "title", stored.fetchone()[0])
+
+
+def add_tag(conn: sqlite3.Connection, link_id: int, name: str, now: str) -> None:
+    """Tag a link (once per name)."""
+    conn.execute(
+        "INSERT INTO link_tags (link_id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        (link_id, name, now),
+    )
+
+
+def set_final_url(conn: sqlite3.Connection, link_id: int, final_url: str) -> None:
+    """The canonical form of where the link's capture ended up after redirects."""
+    conn.execute("UPDATE links SET final_url = ? WHERE id = ?", (final_url, link_id))
+
+
+def exists(conn: sqlite3.Connection, link_id: int) -> bool:
+    """Whether the link id is a live link (not merged away)."""
+    return conn.execute("SELECT 1 FROM links WHERE id = ?", (link_id,)).fetchone() is not None
+
+
+def absorb(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> None:
+    """Dedup merged `loser` into `survivor`: every URL of `loser` becomes an alias of
+    `survivor`, its tags, metadata and full-text row join it, and `loser` is deleted."""
+    old = conn.execute("SELECT * FROM links WHERE id = ?", (loser,)).fetchone()
+    if old is None or loser == survivor:
+        return
+    conn.execute("UPDATE link_aliases SET link_id = ? WHERE link_id = ?", (survivor, loser))
+    for url in (old["normalized_url"], old["canonical_url"], old["final_url"]):
+        if url:
+            add_alias(conn, survivor, url, old["original_url"], "merged", now, loser)
+    # The merged id itself must resolve even if every URL of it was already known.
+    conn.execute(
+        "UPDATE link_aliases SET merged_link_id = ? WHERE url = ? AND merged_link_id IS NULL",
+        (loser, old["normalized_url"]),
+    )
+    conn.execute(
+        "INSERT INTO link_tags (link_id, name, created_at) SELECT ?, name, created_at"
+        " FROM link_tags WHERE link_id = ? ON CONFLICT DO NOTHING",
+        (survivor, loser),
+    )
+    conn.execute("DELETE FROM link_tags WHERE link_id = ?", (loser,))
+    _merge_metadata(conn, loser, survivor)
+    _merge_fts(conn, loser, survivor)
+    conn.execute(
+        "UPDATE links SET first_seen_at = min(first_seen_at, ?), last_seen_at = max(last_seen_at,"
+        " ?), last_archived_at = CASE WHEN ? IS NULL THEN last_archived_at"
+        " WHEN last_archived_at IS NULL THEN ? ELSE max(last_archived_at, ?) END WHERE id = ?",
+        (
+            old["first_seen_at"],
+            old["last_seen_at"],
+            old["last_archived_at"],
+            old["last_archived_at"],
+            old["last_archived_at"],
+            survivor,
+        ),
+    )
+    _merge_status(conn, survivor, old["status"])
+    conn.execute("DELETE FROM links WHERE id = ?", (loser,))
+
+
+def _merge_metadata(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
+    fields = METADATA_FIELDS
+    sets = ", ".join(f"{f} = coalesce(link_metadata.{f}, excluded.{f})" for f in fields)
+    conn.execute(
+        f"INSERT INTO link_metadata (link_id, {', '.join(fields)}, updated_at)"
+        f" SELECT ?, {', '.join(fields)}, updated_at FROM link_metadata WHERE link_id = ?"
+        f" ON CONFLICT (link_id) DO UPDATE SET {sets}",
+        (survivor, loser),
+    )
+    conn.execute("DELETE FROM link_metadata WHERE link_id = ?", (loser,))
+
+
+def _merge_fts(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
+    old = conn.execute(
+        "SELECT title, extracted_text FROM link_text_fts WHERE rowid = ?", (loser,)
+    ).fetchone()
+    conn.execute("DELETE FROM link_text_fts WHERE rowid = ?", (loser,))
+    if old is None:
+        return
+    new = conn.execute(
+        "SELECT title, extracted_text FROM link_text_fts WHERE rowid = ?", (survivor,)
+    ).fetchone()
+    for column in ("title", "extracted_text"):
+        if old[column] and not (new and new[column]):
+            set_fts(conn, survivor, column, old[column])
+
+
+_STATUS_RANK = {"archived": 3, "pending": 2, "failed": 1, "skipped": 0}
+
+
+def _merge_status(conn: sqlite3.Connection, survivor: int, loser_status: str) -> None:
+    row = conn.execute("SELECT status FROM links WHERE id = ?", (survivor,)).fetchone()
+    if row and _STATUS_RANK[loser_status] > _STATUS_RANK[row[0]]:
+        conn.execute("UPDATE links SET status = ? WHERE id = ?", (loser_status, survivor))

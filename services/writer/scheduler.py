@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.writer import jobs
+from services.writer import transitions
 from services.writer.clock import iso, parse
 from services.writer.db import transaction
 from services.writer.job_policy import Policy
@@ -82,11 +82,7 @@ def mark_published(conn: sqlite3.Connection, published: list[CaptureJob], now: d
     if not published:
         return
     with transaction(conn):
-        conn.executemany(
-            "UPDATE archive_jobs SET published_at = ? WHERE id = ? AND attempts = ?"
-            " AND status = 'running'",
-            [(iso(now), j.job_id, j.attempt) for j in published],
-        )
+        transitions.published(conn, [(j.job_id, j.attempt) for j in published], iso(now))
 
 
 def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
@@ -99,11 +95,10 @@ def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
     for r in expired:
         if r["attempts"] >= policy.max_attempts:
             log.warning("job %d: no result after %d attempts; failed", r["id"], r["attempts"])
-            jobs.finish(
+            transitions.fail_permanent(
                 conn,
                 r["id"],
                 r["link_id"],
-                False,
                 f"no result before the deadline in {r['attempts']} attempts",
                 iso(now),
             )
@@ -111,18 +106,7 @@ def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
         log.info(
             "job %d: attempt %d silent past its deadline; dispatching again", r["id"], r["attempts"]
         )
-        _start_attempt(conn, r["id"], policy, now)
-
-
-def _start_attempt(conn: sqlite3.Connection, job_id: int, policy: Policy, now: datetime) -> None:
-    row = conn.execute("SELECT snapshot_id FROM archive_jobs WHERE id = ?", (job_id,)).fetchone()
-    if row is not None and row[0] is None:
-        jobs.create_snapshot(conn, job_id, iso(now))
-    conn.execute(
-        "UPDATE archive_jobs SET status = 'running', attempts = attempts + 1, dispatched_at = ?,"
-        " deadline = ?, published_at = NULL WHERE id = ?",
-        (iso(now), iso(now + policy.job_deadline), job_id),
-    )
+        transitions.dispatch(conn, r["id"], policy.job_deadline, now)
 
 
 def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime) -> None:
@@ -151,11 +135,13 @@ def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now:
         if free <= 0:
             break
         if not c["canonical_url"].startswith(("http://", "https://")):
-            jobs.finish(conn, c["id"], c["link_id"], False, "unsupported URL scheme", iso(now))
+            transitions.fail_permanent(
+                conn, c["id"], c["link_id"], "unsupported URL scheme", iso(now)
+            )
             continue
         site = registrable_domain(c["domain"])
         if per_site[site] >= limits.per_domain:
             continue
-        _start_attempt(conn, c["id"], policy, now)
+        transitions.dispatch(conn, c["id"], policy.job_deadline, now)
         per_site[site] += 1
         free -= 1

@@ -20,7 +20,7 @@ from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
 from services.writer import backup, scheduler
-from services.writer.apply import BatchResult, Item, apply_batch, is_transient
+from services.writer.apply import BatchResult, Item, apply_batch, forget_processed, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, transaction, writer_lock
 from services.writer.metrics import (
@@ -340,7 +340,7 @@ def _active_jobs(conn: sqlite3.Connection) -> dict[str, int]:
 
 def _prune_processed(conn: sqlite3.Connection, cutoff: str) -> None:
     with transaction(conn):
-        conn.execute("DELETE FROM processed_messages WHERE applied_at < ?", (cutoff,))
+        forget_processed(conn, cutoff)
 
 
 def _close(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,37 @@
+"""The files of snapshots: the one module writing ``archive_artifacts``."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from shared.hooks.records import ArtifactRecord
+
+
+def record(
+    conn: sqlite3.Connection, link_id: int, snapshot_id: str, rec: ArtifactRecord, now: str
+) -> None:
+    """One uploaded file (its S3 key is its identity; a re-upload refreshes the rest)."""
+    conn.execute(
+        "INSERT INTO archive_artifacts (link_id, snapshot_id, plugin, kind, path, s3_key,"
+        " content_type, bytes, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (s3_key) DO UPDATE SET kind = excluded.kind,"
+        " content_type = excluded.content_type, bytes = excluded.bytes,"
+        " sha256 = excluded.sha256",
+        (
+            link_id,
+            snapshot_id,
+            rec.plugin,
+            rec.kind,
+            rec.path,
+            rec.s3_key,
+            rec.content_type,
+            rec.bytes,
+            rec.sha256,
+            now,
+        ),
+    )
+
+
+def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
+    """Dedup merged link `loser` into `survivor`: its files follow."""
+    conn.execute("UPDATE archive_artifacts SET link_id = ? WHERE link_id = ?", (survivor, loser))
