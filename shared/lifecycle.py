@@ -6,7 +6,8 @@ import asyncio
 import logging
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -20,56 +21,69 @@ from shared.settings import CommonSettings
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class ServiceContext:
-    """What a running service gets: its settings, NATS, and the stop event."""
+SettingsT = TypeVar("SettingsT", bound=CommonSettings)
+
+
+@dataclass(eq=False)
+class ServiceContext(Generic[SettingsT]):
+    """What a running service gets: its settings (its own class), NATS, and the stop event."""
 
     name: str
-    settings: CommonSettings
+    settings: SettingsT
     nc: Client
     js: JetStreamContext
     stop: asyncio.Event
+    checks: list[HealthCheck] = field(default_factory=list)
+    """What /healthz checks: NATS, plus whatever the body adds with `add_check`."""
+
+    def add_check(self, check: HealthCheck) -> None:
+        """Make /healthz check this too (each check within shared.health's timeout)."""
+        self.checks.append(check)
+
+    async def health(self) -> dict[str, object]:
+        """Every check of `checks`, combined."""
+        return await all_of(*self.checks)()
 
 
-async def serve(
-    name: str,
-    settings: CommonSettings,
-    body: Callable[[ServiceContext], Awaitable[None]],
-    check: Callable[[ServiceContext], HealthCheck] | None = None,
-) -> None:
-    """Connect, start /healthz + /metrics, run body until SIGTERM/SIGINT, then drain.
+@dataclass(frozen=True)
+class Service(Generic[SettingsT]):
+    """How a service process runs: the one entry pattern of every service.
 
-    /healthz checks NATS plus whatever `check` adds (each within shared.health's timeout)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    nc = await bus.connect(settings.nats_url, name)
-    ctx = ServiceContext(name, settings, nc, nc.jetstream(), stop)
-    await bus.ensure_streams(ctx.js, settings.nats_replicas)
-    checks = [nats_check(nc), *([check(ctx)] if check else [])]
-    health: HealthServer = await serve_health(settings, name, all_of(*checks))
-    try:
-        await body(ctx)
-    finally:
-        log.info("%s stopping", name)
-        await health.stop()
+    `settings` builds the service's settings at start-up (its pydantic-settings class);
+    `body` runs until `ctx.stop` is set, and may add /healthz checks with `ctx.add_check`.
+    ``python -m services.<name>`` calls ``SERVICE.main()``.
+    """
+
+    name: str
+    settings: Callable[[], SettingsT]
+    body: Callable[[ServiceContext[SettingsT]], Awaitable[None]]
+
+    def main(self) -> None:
+        """Entry point of the process: build settings, set up logging, serve."""
+        settings = self.settings()
+        setup_logging(settings.log_level, self.name)
+        asyncio.run(self.serve(settings))
+
+    async def serve(self, settings: SettingsT) -> None:
+        """Connect, start /healthz + /metrics, run the body until SIGTERM/SIGINT, then drain."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        nc = await bus.connect(settings.nats_url, self.name)
+        ctx = ServiceContext(self.name, settings, nc, nc.jetstream(), stop)
+        ctx.add_check(nats_check(nc))
+        await bus.ensure_streams(ctx.js, settings.nats_replicas)
+        health: HealthServer = await serve_health(settings, self.name, ctx.health)
         try:
-            # flush what we published, then close (drain() waits ~30 s on pull subscriptions)
-            await asyncio.wait_for(nc.flush(), timeout=5)
-        except Exception as exc:
-            log.debug("flush: %s", exc)
-        await nc.close()
-    log.info("%s stopped", name)
-
-
-def main(
-    name: str,
-    settings_factory: Callable[[], CommonSettings],
-    body: Callable[[ServiceContext], Awaitable[None]],
-    check: Callable[[ServiceContext], HealthCheck] | None = None,
-) -> None:
-    """Entry point of a service process: build settings at start-up, then serve."""
-    settings = settings_factory()
-    setup_logging(settings.log_level, name)
-    asyncio.run(serve(name, settings, body, check))
+            await self.body(ctx)
+        finally:
+            log.info("%s stopping", self.name)
+            await health.stop()
+            try:
+                # flush what we published, then close (drain() waits ~30 s on pull subscriptions)
+                await asyncio.wait_for(nc.flush(), timeout=5)
+            except Exception as exc:
+                log.debug("flush: %s", exc)
+            await nc.close()
+        log.info("%s stopped", self.name)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from shared.lifecycle import Service
 from shared.messages import Message
 from shared.subjects import MODELS, STREAMS
 
@@ -141,3 +143,22 @@ def test_only_the_writer_writes_sqlite() -> None:
 def test_product_code_never_reads_the_reference_folder() -> None:
     for path in [*(REPO / "services").rglob("*.py"), *(REPO / "shared").rglob("*.py")]:
         assert "../shared" not in path.read_text(), path
+
+
+ON_THE_COMMON_ENTRY = ("poller", "writer", "archiver", "media")
+"""Services started through shared.lifecycle.Service (the web joins with issue 10's router)."""
+
+
+@pytest.mark.parametrize("service", ON_THE_COMMON_ENTRY)
+def test_services_start_one_way(service: str) -> None:
+    module = importlib.import_module(f"services.{service}.service")
+    assert isinstance(module.SERVICE, Service), f"services/{service}/service.py: SERVICE"
+    assert module.SERVICE.name == service
+    for path in (REPO / "services" / service).rglob("*.py"):
+        text = path.read_text()
+        assert "isinstance(ctx.settings" not in text, f"{path}: the context is typed"
+        assert "lifecycle.main(" not in text, path
+
+
+def test_every_long_running_service_is_listed() -> None:
+    assert set(SERVICES) - {"supervisor", "web"} == set(ON_THE_COMMON_ENTRY)

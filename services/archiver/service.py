@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from shared.capture.service import worker_body
 from shared.capture.settings import WorkerSettings
-from shared.health import s3_check
-from shared.lifecycle import main
+from shared.lifecycle import Service
+
+SERVICE = Service("archiver", WorkerSettings, worker_body(media=False))
 
 
 def run() -> None:
     """Process entry point."""
-    main("archiver", WorkerSettings, worker_body(media=False), lambda ctx: s3_check(ctx.settings))
+    SERVICE.main()

@@ -24,7 +24,7 @@ from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
 from shared import bus
 from shared.errors import BusError
-from shared.lifecycle import ServiceContext, main
+from shared.lifecycle import Service, ServiceContext
 from shared.links import DomainPolicy, occurrences_for_post
 from shared.messages import FeedGap, FeedPost
 from shared.observability import HealthCheck
@@ -56,7 +56,7 @@ def has_gap(state: FeedState, items: list[FeedItem]) -> bool:
 class Poller:
     """Polls every configured feed and publishes posts; positions are kept in JetStream KV."""
 
-    def __init__(self, ctx: ServiceContext, settings: PollerSettings) -> None:
+    def __init__(self, ctx: ServiceContext[PollerSettings], settings: PollerSettings) -> None:
         self.ctx = ctx
         self.settings = settings
         self.states = {url: FeedState() for url in settings.feeds}
@@ -219,13 +219,13 @@ class Poller:
                     )
 
 
-async def body(ctx: ServiceContext) -> None:
+async def body(ctx: ServiceContext[PollerSettings]) -> None:
     """Service body."""
-    assert isinstance(ctx.settings, PollerSettings)
+    ctx.add_check(positions_check(ctx))
     await Poller(ctx, ctx.settings).run()
 
 
-def positions_check(ctx: ServiceContext) -> HealthCheck:
+def positions_check(ctx: ServiceContext[PollerSettings]) -> HealthCheck:
     """/healthz: the position bucket answers (besides NATS being connected)."""
 
     async def check() -> dict[str, object]:
@@ -238,6 +238,9 @@ def positions_check(ctx: ServiceContext) -> HealthCheck:
     return check
 
 
+SERVICE = Service("poller", PollerSettings, body)
+
+
 def run() -> None:
     """Process entry point."""
-    main("poller", PollerSettings, body, positions_check)
+    SERVICE.main()

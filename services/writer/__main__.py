@@ -5,21 +5,19 @@ from __future__ import annotations
 import sys
 
 from services.writer.backup import restore_cli
-from services.writer.service import Writer
+from services.writer.service import SERVICE
 from services.writer.settings import WriterSettings
-from shared import lifecycle
 from shared.logs import setup_logging
 
 
 def main(argv: list[str] | None = None) -> None:
     """Process entry point."""
     args = sys.argv[1:] if argv is None else argv
-    settings = WriterSettings()
     if args and args[0] == "restore":
+        settings = WriterSettings()
         setup_logging(settings.log_level, "writer-restore")
         sys.exit(restore_cli(args[1:], settings))
-    writer = Writer(settings)
-    lifecycle.main("writer", lambda: settings, writer.run, lambda _ctx: writer.health)
+    SERVICE.main()
 
 
 if __name__ == "__main__":

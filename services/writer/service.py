@@ -36,11 +36,13 @@ from services.writer.puller import Puller
 from services.writer.settings import WriterSettings
 from shared import bus
 from shared.errors import BusError, StorageError
-from shared.lifecycle import ServiceContext
+from shared.lifecycle import Service, ServiceContext
 from shared.messages import Message
 from shared.subjects import MODELS, WRITER_COMMANDS, WRITER_FEED, WRITER_RESULTS
 
 log = logging.getLogger(__name__)
+
+WriterContext = ServiceContext[WriterSettings]
 
 R = TypeVar("R")
 
@@ -81,7 +83,7 @@ class Writer:
             **self._status,
         }
 
-    async def run(self, ctx: ServiceContext) -> None:
+    async def run(self, ctx: WriterContext) -> None:
         """The service body (see shared.lifecycle.serve)."""
         with writer_lock(self.settings.db_path):
             await self.db(backup.remove_leftovers, self.settings.db_path)
@@ -96,7 +98,7 @@ class Writer:
                 self._conn = None
                 self._executor.shutdown(wait=True)
 
-    async def open_when_possible(self, ctx: ServiceContext) -> sqlite3.Connection | None:
+    async def open_when_possible(self, ctx: WriterContext) -> sqlite3.Connection | None:
         """Open and migrate the database, waiting out a lock or a full disk (None if stopped
         meanwhile): another process holding the file must not crash the writer at start."""
         delay = 0.5
@@ -115,7 +117,7 @@ class Writer:
                 delay = min(delay * 2, 10.0)
         return None
 
-    async def _serve(self, ctx: ServiceContext) -> None:
+    async def _serve(self, ctx: WriterContext) -> None:
         ack_wait = self.settings.writer_ack_wait_seconds
         pullers = [
             await Puller.create(ctx.nc, ctx.js, spec.with_ack_wait(ack_wait)) for spec in CONSUMERS
@@ -216,7 +218,7 @@ class Writer:
         else:
             self._db_error = None
 
-    async def _schedule_loop(self, ctx: ServiceContext) -> None:
+    async def _schedule_loop(self, ctx: WriterContext) -> None:
         while not ctx.stop.is_set():
             try:
                 await self.tick(ctx)
@@ -230,7 +232,7 @@ class Writer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ctx.stop.wait(), self.settings.scheduler_interval_seconds)
 
-    async def tick(self, ctx: ServiceContext) -> int:
+    async def tick(self, ctx: WriterContext) -> int:
         """One scheduler run: record dispatches, publish them, remember what was stored."""
         dispatches = await self.db(scheduler.plan, self.conn, self.policy, self.limits, utcnow())
         published = []
@@ -245,7 +247,7 @@ class Writer:
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
         return len(published)
 
-    async def _housekeeping_loop(self, ctx: ServiceContext, pullers: list[Puller]) -> None:
+    async def _housekeeping_loop(self, ctx: WriterContext, pullers: list[Puller]) -> None:
         interval = self.settings.backup_interval_seconds
         next_backup = time.monotonic() + interval
         if interval > 0 and not await self._backed_up_today():
@@ -348,3 +350,13 @@ def _close(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
+
+
+async def body(ctx: WriterContext) -> None:
+    """Service body: one Writer for the process; /healthz also asks it about the database."""
+    writer = Writer(ctx.settings)
+    ctx.add_check(writer.health)
+    await writer.run(ctx)
+
+
+SERVICE = Service("writer", WriterSettings, body)

@@ -7,18 +7,19 @@ from collections.abc import Awaitable, Callable
 
 from shared.capture.settings import WorkerSettings
 from shared.capture.worker import WorkerConfig, run_worker
+from shared.health import s3_check
 from shared.lifecycle import ServiceContext
 from shared.s3 import ObjectStore
 from shared.settings import public_env
 from shared.subjects import ARCHIVER_JOBS, MEDIA_JOBS
 
 
-def worker_body(*, media: bool) -> Callable[[ServiceContext], Awaitable[None]]:
+def worker_body(*, media: bool) -> Callable[[ServiceContext[WorkerSettings]], Awaitable[None]]:
     """The service body of the media worker (media=True) or the archiver (media=False)."""
 
-    async def body(ctx: ServiceContext) -> None:
+    async def body(ctx: ServiceContext[WorkerSettings]) -> None:
         s = ctx.settings
-        assert isinstance(s, WorkerSettings)
+        ctx.add_check(s3_check(s))
         service = "media" if media else "archiver"
         cfg = WorkerConfig(
             service=service,
