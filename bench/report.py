@@ -22,21 +22,23 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
 
 
-def replace_section(title: str, section: str) -> None:
-    """Replace (or append) the `## title` section of docs/benchmarks.md with `section`,
-    which starts with that heading."""
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    text = DOC.read_text() if DOC.exists() else HEADER
+def replace_section(title: str, section: str, doc: Path = DOC, header: str = HEADER) -> None:
+    """Replace (or append) the `## title` section of doc (docs/benchmarks.md) with
+    `section`, which starts with that heading."""
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    text = doc.read_text() if doc.exists() else header
     section = section.strip() + "\n\n"
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text + "\n" + section
-    DOC.write_text(re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n")
-    print(f"updated {DOC.name}")
+    doc.write_text(re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n")
+    print(f"updated {doc.name}")
 
 
-def write_section(title: str, command: str, body: str) -> None:
-    """Replace the `## title` section with the command, date, machine and body."""
+def write_section(title: str, command: str, body: str, doc: Path = DOC) -> None:
+    """Replace the `## title` section of doc with the command, date, machine and body."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     replace_section(
-        title, f"## {title}\n\nCommand: `{command}` — run {stamp} on {machine()}.\n\n{body}"
+        title,
+        f"## {title}\n\nCommand: `{command}` — run {stamp} on {machine()}.\n\n{body}",
+        doc,
     )
