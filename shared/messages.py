@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.hooks.records import BinaryRecord, HookRecord
+from shared.hooks.retry import MAX_ATTEMPTS
 
 PolicyDecision = Literal["archive", "skip"]
 
@@ -114,6 +115,8 @@ class CaptureJob(Message):
     """The URL to capture (canonical form)."""
     attempt: int = 1
     """1 for the first dispatch, +1 for every retry or re-dispatch."""
+    max_attempts: int = Field(MAX_ATTEMPTS, ge=1)
+    """Attempts in all (the writer's MAX_ATTEMPTS): on the last, hard failures are final."""
     hooks: list[str] | None = None
     """Only these hook file names (retries of failed hooks); None runs every hook."""
     deadline: datetime

@@ -8,7 +8,7 @@ import logging
 from services.writer import transitions
 from services.writer.context import ApplyContext
 from services.writer.job_policy import is_permanent
-from shared.hooks.retry import BACKOFF, retry_delay
+from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def _retry_or_fail(
             ctx.now_iso,
         )
         return
-    delay = retry_delay(min(done.attempt, len(BACKOFF))) or BACKOFF[-1]
+    delay = retry_delay(done.attempt)
     hooks = json.dumps(sorted(retry)) if retry else None
     transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks)
 

@@ -69,6 +69,7 @@ def plan(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime
                 snapshot_id=r["snapshot_id"],
                 url=r["canonical_url"],
                 attempt=r["attempts"],
+                max_attempts=policy.max_attempts,
                 hooks=json.loads(r["retry_hooks"]) if r["retry_hooks"] else None,
                 deadline=parse(r["deadline"]),
             ),

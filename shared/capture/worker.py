@@ -208,6 +208,7 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
                 env=cfg.hook_env,
                 only_hooks=hooks,
                 attempt=job.attempt,
+                max_attempts=job.max_attempts,
                 binaries=cfg.binaries,
             )
             outcome = await run_snapshot(spec, jr)

@@ -30,7 +30,7 @@ from shared.hooks.records import (
     SnapshotRecord,
     parse_record,
 )
-from shared.hooks.retry import next_retry_at
+from shared.hooks.retry import MAX_ATTEMPTS, next_retry_at
 from shared.hooks.spawn import HookProcess, StreamStats, pump_lines, pump_log, spawn_exec
 from shared.hooks.states import ArchiveResultMachine
 
@@ -99,6 +99,8 @@ class RunContext:
     host: HookHost | None
     binaries: Mapping[str, BinaryRecord] | None
     background_tasks: set[asyncio.Task[object]] = field(default_factory=set)
+    max_attempts: int = MAX_ATTEMPTS
+    """Attempts in all (the writer's MAX_ATTEMPTS): the last one sets no retry_at."""
 
 
 def _fmt_seconds(value: float) -> str:
@@ -261,7 +263,7 @@ class HookRun:
                 error_code=self._error_code("SPAWN"),
                 output_str=str(error),
                 ended_at=_now(),
-                retry_at=next_retry_at(self.ctx.attempt),
+                retry_at=next_retry_at(self.ctx.attempt, max_attempts=self.ctx.max_attempts),
             )
             return await self._finish(hard=True)
         self.launched.set()
@@ -356,7 +358,7 @@ class HookRun:
         else:
             self.machine.to("succeeded")
         if hard:
-            fields["retry_at"] = next_retry_at(self.ctx.attempt)
+            fields["retry_at"] = next_retry_at(self.ctx.attempt, max_attempts=self.ctx.max_attempts)
         self._set(**fields)
         return await self._finish(hard=hard)
 

@@ -48,7 +48,8 @@ Exit status -> final ArchiveResult
   exit 0, printed {"type": "ArchiveResult", "status": "skipped"}    skipped (not applicable)
   exit 0, no ArchiveResult printed                                succeeded (exit 0 means done)
   exit != 0, or killed by a signal                                failed, hard: retry_at is set
-      from the backoff 5m, 30m, 2h, 12h (shared/hooks/retry.py) until 5 attempts are used;
+      from the backoff 5m, 30m, 2h, 12h, 12h ... (shared/hooks/retry.py) until the job's
+      max_attempts (MAX_ATTEMPTS, default 5) are used;
       the hook's error_code is kept, else E_<PLUGIN>_FAILED; records printed before stay.
   still running at <PLUGIN>_TIMEOUT                               failed, hard, E_<PLUGIN>_TIMEOUT
   cannot be started (not executable, bad shebang)                 failed, hard, E_<PLUGIN>_SPAWN
@@ -80,6 +81,7 @@ from shared.hooks.discovery import HookSpec, discover_hooks
 from shared.hooks.hook_execution import HookObserver, HookOutcome, HookRun, RunContext
 from shared.hooks.host import shared_host
 from shared.hooks.records import BinaryRecord, SnapshotStatus
+from shared.hooks.retry import MAX_ATTEMPTS
 from shared.hooks.states import IllegalTransition, SnapshotMachine
 
 __all__ = [
@@ -116,6 +118,8 @@ class SnapshotSpec:
     """Extra CLI flags for every hook."""
     attempt: int = 1
     """1-based attempt number (retries pass 2, 3, ...): picks the retry backoff."""
+    max_attempts: int = MAX_ATTEMPTS
+    """Attempts in all (the writer's MAX_ATTEMPTS): a hard failure of the last sets no retry_at."""
     binaries: Sequence[BinaryRecord] | None = None
     """detect_binaries() result from worker start; None = look up with shutil.which now."""
 
@@ -186,6 +190,7 @@ class SnapshotRun:
             host=host,
             binaries=None if spec.binaries is None else {b.name: b for b in spec.binaries},
             background_tasks=self._reapers,
+            max_attempts=spec.max_attempts,
         )
         self.runs = [HookRun(h, ctx) for h in hooks]
         for r in self.runs:

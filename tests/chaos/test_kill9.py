@@ -17,6 +17,7 @@ from testkit.chaos import Run, accounting, count, fault_env, record, site, summa
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.timeout(300 + 4 * count("CHAOS_LINKS", 12) + 30 * count("CHAOS_KILLS", 5))
 def test_kill9_of_each_service_loses_and_doubles_nothing(tmp_path: Path) -> None:
     links = count("CHAOS_LINKS", 12)
     kills = count("CHAOS_KILLS", 5)

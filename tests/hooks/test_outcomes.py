@@ -95,6 +95,14 @@ async def test_hard_failure_gives_up_after_the_last_attempt(tmp_path: Path) -> N
     assert hook.result.retry_at is None and not hook.retry and outcome.to_retry == []
 
 
+async def test_max_attempts_above_five_keeps_retrying_at_the_last_step(tmp_path: Path) -> None:
+    outcome, _ = await capture(tmp_path, ["crash_sh"], attempt=6, max_attempts=8)
+    hook = outcome.result("crash_sh")
+    assert near(hook.result.retry_at, timedelta(hours=12)) and hook.retry
+    outcome, _ = await capture(tmp_path / "last", ["crash_sh"], attempt=8, max_attempts=8)
+    assert outcome.result("crash_sh").result.retry_at is None and outcome.to_retry == []
+
+
 async def test_hook_that_cannot_start_is_hard_failure(tmp_path: Path) -> None:
     plugin = tmp_path / "plugins" / "noexec"
     plugin.mkdir(parents=True)

@@ -66,6 +66,10 @@ def test_backoff_schedule() -> None:
     assert MAX_ATTEMPTS == 5
     now = datetime(2025, 1, 1, tzinfo=UTC)
     assert [next_retry_at(a, now) for a in range(1, 6)] == [now + d for d in BACKOFF] + [None]
-    assert retry_delay(99) is None
+    # MAX_ATTEMPTS above 5: later retries wait the last step, until the last attempt.
+    assert retry_delay(99) == BACKOFF[-1]
+    assert [next_retry_at(a, now, max_attempts=8) for a in range(5, 9)] == [
+        now + BACKOFF[-1]
+    ] * 3 + [None]
     with pytest.raises(ValueError):
         retry_delay(0)
