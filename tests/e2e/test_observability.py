@@ -1,0 +1,73 @@
+"""Every provisioned dashboard panel returns data from a real Prometheus after a fixture run."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import Forum, Running
+from tests.e2e.prometheus import SCRAPE_SECONDS, Prometheus
+from tests.support.httpserver import FixtureServer, Reply
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+ARTICLE = b"<html><head><title>Watched</title></head><body><p>Some text.</p></body></html>"
+
+
+def boards() -> dict[str, Any]:
+    spec = importlib.util.spec_from_file_location("grafana_build", REPO / "deploy/grafana/build.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.BOARDS)
+
+
+def test_every_dashboard_panel_has_data(
+    tmp_path: Path, forum: Forum, outside_web: FixtureServer, running: Running
+) -> None:
+    outside_web.routes["/watched.html"] = Reply(ARTICLE, headers={"Content-Type": "text/html"})
+    forum.add(
+        301,
+        f'<p><a href="{outside_web.base}/watched.html">a page</a> and '
+        f'<a href="{outside_web.base}/gone.html">a dead one</a></p>',
+    )
+    running.wait_for(lambda: running.archived("/watched.html"), 90, "the page archived")
+    running.wait_for(
+        lambda: running.query("SELECT count(*) FROM archive_jobs WHERE status != 'queued' "
+                              "AND status != 'dispatched'")[0][0] >= 2,
+        90, "both jobs ended",
+    )  # fmt: skip
+    for path in ("/", "/index.json", "/no-such-page"):
+        httpx.get(f"{running.web}{path}", timeout=5)
+
+    web_hostport = running.web.removeprefix("http://")
+    services = [
+        f"127.0.0.1:{running.metrics_port(s)}" for s in ("poller", "writer", "archiver", "media")
+    ]
+    prom = Prometheus(tmp_path / "prometheus", {"services": services, "web": [web_hostport]})
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            health = prom.targets_up()
+            if len(health) == 5 and set(health.values()) == {"up"}:
+                break
+            time.sleep(SCRAPE_SECONDS)
+        assert set(prom.targets_up().values()) == {"up"}, prom.targets_up()
+        time.sleep(4 * SCRAPE_SECONDS)  # rate() needs two samples of every series
+        problems: list[str] = []
+        for uid, (_, panels) in boards().items():
+            for title, expr, _unit in panels:
+                answer = prom.query(expr)
+                if answer.get("status") != "success":
+                    problems.append(f"{uid}: {title}: invalid: {answer.get('error')}")
+                elif not answer["data"]["result"]:
+                    problems.append(f"{uid}: {title}: no series for {expr}")
+        assert not problems, "\n".join(problems)
+    finally:
+        prom.stop()
