@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from testkit.httpserver import FixtureServer, Reply
+from testkit.prometheus import SCRAPE_SECONDS, Prometheus
 from tests.e2e.conftest import Forum, Running
-from tests.e2e.prometheus import SCRAPE_SECONDS, Prometheus
-from tests.support.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
 
