@@ -71,8 +71,8 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
                 "",
             ),
             (
-                "Job outcomes by error code (per hour)",
-                "sum by (kind, outcome, error_code) (increase(dla_writer_job_outcomes_total[1h]))",
+                "Job attempts ended, by outcome (per hour)",
+                "sum by (outcome) (increase(dla_writer_job_outcomes_total[1h]))",
                 "",
             ),
             (
@@ -84,6 +84,11 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
                 "Hook duration p95 by plugin",
                 "histogram_quantile(0.95, sum by (le, plugin) (rate(dla_capture_hook_duration_seconds_bucket[5m])))",
                 "s",
+            ),
+            (
+                "Hook failures by plugin and error code (per hour)",
+                'sum by (plugin, error_code) (increase(dla_writer_hook_results_total{status="failed"}[1h]))',
+                "",
             ),
             (
                 "Hooks by plugin and status (per min)",
@@ -99,16 +104,6 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
                 "S3 errors (per min)",
                 "sum by (service, operation) (rate(dla_capture_s3_errors_total[5m])) * 60",
                 "",
-            ),
-            (
-                "Browser restarts by reason (per hour)",
-                "sum by (reason) (increase(dla_archiver_browser_restarts_total[1h]))",
-                "",
-            ),
-            (
-                "Media bytes downloaded (per s)",
-                "sum(rate(dla_media_downloaded_bytes_total[5m]))",
-                "Bps",
             ),
             (
                 "Writer messages applied (per s)",
@@ -134,26 +129,6 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
             (
                 "Failures by domain (top domains)",
                 'sum by (domain) (dla_writer_domain_jobs{status=~"failed|partial"})',
-                "",
-            ),
-        ],
-    ),
-    "web": (
-        "Link archiver: web",
-        [
-            (
-                "Requests by route and status (per s)",
-                "sum by (route, status) (rate(dla_web_requests_total[5m]))",
-                "reqps",
-            ),
-            (
-                "Request latency p95 by route",
-                "histogram_quantile(0.95, sum by (le, route) (rate(dla_web_request_duration_seconds_bucket[5m])))",
-                "s",
-            ),
-            (
-                "Client and server errors (per min)",
-                'sum by (route, status) (rate(dla_web_requests_total{status=~"[45].."}[5m])) * 60',
                 "",
             ),
         ],

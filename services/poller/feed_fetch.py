@@ -13,15 +13,11 @@ from urllib.parse import urljoin, urlsplit
 
 import feedparser
 import httpx
-from prometheus_client import Counter
 
+from services.poller.metrics import ITEMS_DROPPED, feed_label
 from shared.errors import ArchiverError
 
 log = logging.getLogger(__name__)
-
-ITEMS_DROPPED = Counter(
-    "dla_feed_items_dropped_total", "Feed items dropped, never published", ["feed", "reason"]
-)
 
 DISCOURSE_GUID = re.compile(r"^(?P<prefix>.+)-post-(?P<id>\d+)$")
 
@@ -166,7 +162,7 @@ def parse(body: bytes, feed_url: str) -> list[FeedItem]:
     for entry in parsed.entries:
         link = usable_link(entry, feed_url)
         if link is None:
-            ITEMS_DROPPED.labels(feed_url, "no_link").inc()
+            ITEMS_DROPPED.labels(feed_label(feed_url), "no_link").inc()
             log.warning(
                 "feed %s: item %r without a usable link dropped (link %r)",
                 feed_url,

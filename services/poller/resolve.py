@@ -11,8 +11,8 @@ from collections import OrderedDict
 from urllib.parse import urljoin
 
 import httpx
-from prometheus_client import Counter
 
+from services.poller.metrics import SHORT_LINKS
 from shared.errors import TargetRefused, TargetUnresolved
 from shared.links import CanonicalUrl, DomainPolicy, canonicalize
 from shared.messages import LinkOccurrence
@@ -20,7 +20,6 @@ from shared.targets import check_target
 
 log = logging.getLogger(__name__)
 
-RESOLVED = Counter("dla_short_links_total", "Short links resolved by the poller", ["outcome"])
 METHOD_FALLBACK = {403, 404, 405, 501}
 
 
@@ -77,9 +76,9 @@ class Resolver:
                 log.warning("short link %s not resolved: %s", url, exc)
                 current = None
                 if isinstance(exc, TargetUnresolved | httpx.TransportError):
-                    RESOLVED.labels("failed").inc()
+                    SHORT_LINKS.labels("failed").inc()
                     return None  # not cached: the next post with this link tries again
-        RESOLVED.labels("ok" if current else "failed").inc()
+        SHORT_LINKS.labels("ok" if current else "failed").inc()
         self.cache[url] = current
         while len(self.cache) > self.cache_size:
             self.cache.popitem(last=False)

@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
-from prometheus_client import Counter, Gauge, Histogram
 
+from services.poller import metrics
 from services.poller.backfill import backfill
 from services.poller.feed_fetch import FeedError, FeedItem, FeedState, fetch, parse
+from services.poller.metrics import GAPS, LAST_OK, LINKS, POLL_SECONDS, POLLS, POSTS, feed_label
 from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
@@ -32,12 +33,6 @@ from shared.subjects import FEED_GAP, FEED_POST
 
 log = logging.getLogger(__name__)
 
-POLLS = Counter("dla_feed_polls_total", "Feed polls", ["feed", "outcome"])
-POSTS = Counter("dla_feed_posts_published_total", "Posts published (new or edited)", ["feed"])
-LINKS = Counter("dla_feed_links_total", "Link occurrences published", ["feed"])
-GAPS = Counter("dla_feed_gaps_total", "Polls that shared no post with the previous one", ["feed"])
-POLL_SECONDS = Histogram("dla_feed_poll_seconds", "Time of one poll", ["feed"])
-LAST_OK = Gauge("dla_feed_last_success_timestamp", "Unix time of the last good poll", ["feed"])
 
 SEEN_CAPACITY = 100_000
 
@@ -117,8 +112,11 @@ class Poller:
             self.published.move_to_end(item.guid)
             while len(self.published) > SEEN_CAPACITY:
                 self.published.popitem(last=False)
-            POSTS.labels(feed_url).inc()
-            LINKS.labels(feed_url).inc(len(message.links))
+            feed = feed_label(feed_url)
+            POSTS.labels(feed).inc()
+            quoted = sum(1 for link in message.links if link.in_quote)
+            LINKS.labels(feed, "true").inc(quoted)
+            LINKS.labels(feed, "false").inc(len(message.links) - quoted)
 
     async def load_position(self, feed_url: str) -> None:
         """Read the feed's stored position once (raises BusError while JetStream is away)."""
@@ -141,22 +139,22 @@ class Poller:
             await self.positions.save(feed_url, state)
         except BusError as exc:
             log.warning("%s: position not saved, will retry next poll: %s", feed_url, exc)
-            POLLS.labels(feed_url, "position_not_saved").inc()
+            POLLS.labels(feed_label(feed_url), "position_not_saved").inc()
 
     async def poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         """One poll of one feed; every failure is logged and counted, never raised."""
         state = self.states[feed_url]
-        with POLL_SECONDS.labels(feed_url).time():
+        with POLL_SECONDS.labels(feed_label(feed_url)).time():
             try:
                 await self.load_position(feed_url)
             except BusError as exc:
                 log.warning("poll of %s skipped: its position cannot be read: %s", feed_url, exc)
-                POLLS.labels(feed_url, "position_unavailable").inc()
+                POLLS.labels(feed_label(feed_url), "position_unavailable").inc()
                 return
             try:
                 body = await fetch(client, feed_url, state, self.settings.feed_max_bytes)
                 if body is None:
-                    POLLS.labels(feed_url, "not_modified").inc()
+                    POLLS.labels(feed_label(feed_url), "not_modified").inc()
                     return
                 items = parse(body, feed_url)
                 if has_gap(state, items):
@@ -164,13 +162,13 @@ class Poller:
                 await self.publish_items(client, feed_url, items)
             except FeedError as exc:
                 log.warning("poll of %s failed (%s): %s", feed_url, exc.reason, exc)
-                POLLS.labels(feed_url, exc.reason).inc()
+                POLLS.labels(feed_label(feed_url), exc.reason).inc()
                 return
             except BusError as exc:
                 log.warning(
                     "poll of %s: could not publish, will retry next poll: %s", feed_url, exc
                 )
-                POLLS.labels(feed_url, "publish_failed").inc()
+                POLLS.labels(feed_label(feed_url), "publish_failed").inc()
                 state.etag = state.last_modified = None
                 return
         before = (state.max_post_id, state.last_guids)
@@ -180,15 +178,15 @@ class Poller:
             state.max_post_id = max([*ids, state.max_post_id or 0])
         if (state.max_post_id, state.last_guids) != before:
             await self.save_position(feed_url, state)
-        POLLS.labels(feed_url, "ok").inc()
-        LAST_OK.labels(feed_url).set_to_current_time()
+        POLLS.labels(feed_label(feed_url), "ok").inc()
+        LAST_OK.labels(feed_label(feed_url)).set_to_current_time()
         log.info("polled %s: %d items", feed_url, len(items))
 
     async def fill_gap(
         self, client: httpx.AsyncClient, feed_url: str, items: list[FeedItem], state: FeedState
     ) -> None:
         """Fetch and publish the posts missed between two polls, and record the gap."""
-        GAPS.labels(feed_url).inc()
+        GAPS.labels(feed_label(feed_url)).inc()
         try:
             missed, closed = await backfill(
                 client, feed_url, items, state, self.settings.backfill_max_pages
@@ -208,6 +206,8 @@ class Poller:
 
     async def run(self) -> None:
         """Poll every feed every interval until stopped."""
+        for url in self.settings.feeds:
+            metrics.initialise(url)
         timeout = httpx.Timeout(self.settings.feed_timeout_seconds)
         headers = {"User-Agent": self.settings.user_agent}
         async with httpx.AsyncClient(timeout=timeout, headers=headers, follow_redirects=True) as c:

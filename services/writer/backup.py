@@ -91,6 +91,18 @@ async def latest_date(store: ObjectStore) -> str:
     return dates[-1]
 
 
+async def latest_time(settings: CommonSettings) -> datetime | None:
+    """When the newest backup was stored (its object's Last-Modified), or None."""
+    async with ObjectStore(settings) as store:
+        try:
+            day = await latest_date(store)
+        except RestoreError:
+            return None
+        meta = await store.head(f"{PREFIX}{day}/{NAME}")
+    modified = None if meta is None else meta.get("LastModified")
+    return modified if isinstance(modified, datetime) else None
+
+
 def check_integrity(path: Path) -> None:
     """Raise RestoreError unless PRAGMA integrity_check says ok."""
     try:

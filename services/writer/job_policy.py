@@ -56,6 +56,9 @@ class Decision:
     status: JobStatus
     reason: str
     priority: int = 0
+    code: str = "allowed"
+    """The reason as a short fixed word (a metric label): allowed, recapture, domain_policy,
+    in_flight, cache_window, quote_only, submit, rearchive."""
 
 
 def decide(
@@ -71,19 +74,23 @@ def decide(
     """Decide whether a link seen in a post, submitted or re-archive-requested gets a job."""
     manual = source != "feed"
     if source == "feed" and not allowed:
-        return Decision("skipped_policy", policy_reason or "domain policy")
+        return Decision("skipped_policy", policy_reason or "domain policy", code="domain_policy")
     if state.active_job_id is not None:
-        return Decision("skipped_cached", f"in flight: job {state.active_job_id}")
+        return Decision("skipped_cached", f"in flight: job {state.active_job_id}", code="in_flight")
     last = state.last_archived_at
     if source != "rearchive" and last is not None and now - last < policy.cache_window:
         window = int(policy.cache_window.total_seconds())
-        return Decision("skipped_cached", f"archived at {last.isoformat()} (window {window}s)")
+        reason = f"archived at {last.isoformat()} (window {window}s)"
+        return Decision("skipped_cached", reason, code="cache_window")
     if source == "feed" and quote_only and last is not None and not policy.quote_only_links:
-        return Decision("skipped_cached", f"quote-only link, archived at {last.isoformat()}")
+        reason = f"quote-only link, archived at {last.isoformat()}"
+        return Decision("skipped_cached", reason, code="quote_only")
     if manual:
-        return Decision("queued", f"{source} requested", MANUAL_PRIORITY)
+        return Decision("queued", f"{source} requested", MANUAL_PRIORITY, code=source)
     reason = policy_reason or "allowed"
-    return Decision("queued", reason if last is None else f"{reason}; re-capture after window")
+    if last is None:
+        return Decision("queued", reason)
+    return Decision("queued", f"{reason}; re-capture after window", code="recapture")
 
 
 def is_permanent(error_code: str | None, attempt: int) -> bool:

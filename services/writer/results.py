@@ -14,6 +14,7 @@ from typing import Any
 from services.writer import artifacts, binary_inventory, dedup, linkstore, transitions
 from services.writer.clock import iso_or_none
 from services.writer.context import ApplyContext
+from services.writer.metrics import HOOK_RESULTS
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -97,6 +98,8 @@ def _archive_result(
     )
     if rec.status == "started":
         transitions.start(ctx.conn, target.snapshot_id, ctx.now_iso)
+    elif rec.status in ("succeeded", "failed", "skipped"):
+        HOOK_RESULTS.labels(rec.plugin, rec.status, rec.error_code or "").inc()
 
 
 def _artifact(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ArtifactRecord) -> None:

@@ -19,17 +19,16 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, scheduler
+from services.writer import backup, metrics, scheduler, stats
 from services.writer.apply import BatchResult, Item, apply_batch, forget_processed, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, transaction, writer_lock
 from services.writer.metrics import (
     APPLY_SECONDS,
-    BACKLOG,
     BACKUPS,
     BATCH_SIZE,
     DISPATCHED,
-    JOBS,
+    LAST_BACKUP,
     MESSAGES,
 )
 from services.writer.puller import Puller
@@ -38,6 +37,7 @@ from shared import bus
 from shared.errors import BusError, StorageError
 from shared.lifecycle import Service, ServiceContext
 from shared.messages import Message
+from shared.subjects import CONSUMERS as ALL_CONSUMERS
 from shared.subjects import MODELS, WRITER_COMMANDS, WRITER_FEED, WRITER_RESULTS
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class Writer:
         fetchers = [asyncio.create_task(self._fetch_loop(p, ctx.stop)) for p in pullers]
         applier = asyncio.create_task(self._apply_loop(fetchers))
         ticker = asyncio.create_task(self._schedule_loop(ctx))
-        keeper = asyncio.create_task(self._housekeeping_loop(ctx, pullers))
+        keeper = asyncio.create_task(self._housekeeping_loop(ctx))
         await ctx.stop.wait()
         log.info("stopping: draining fetched messages")
         await asyncio.gather(*fetchers, return_exceptions=True)
@@ -247,14 +247,20 @@ class Writer:
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
         return len(published)
 
-    async def _housekeeping_loop(self, ctx: WriterContext, pullers: list[Puller]) -> None:
+    async def _housekeeping_loop(self, ctx: WriterContext) -> None:
         interval = self.settings.backup_interval_seconds
         next_backup = time.monotonic() + interval
         if interval > 0 and not await self._backed_up_today():
             next_backup = time.monotonic() + HOUSEKEEPING_S
         next_prune = time.monotonic()
+        next_domains = time.monotonic()
+        metrics.initialise()
+        await self._note_latest_backup()
         while not ctx.stop.is_set():
-            await self._update_gauges(pullers)
+            await self._update_gauges(ctx)
+            if time.monotonic() >= next_domains:
+                next_domains = time.monotonic() + self.settings.domain_stats_interval_seconds
+                await self._update_domain_gauges()
             if time.monotonic() >= next_prune:
                 next_prune = time.monotonic() + 3600
                 await self._prune()
@@ -264,24 +270,36 @@ class Writer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ctx.stop.wait(), HOUSEKEEPING_S)
 
-    async def _update_gauges(self, pullers: list[Puller]) -> None:
-        backlog: dict[str, int] = {}
-        for puller in pullers:
-            name = puller.spec.durable
-            try:
-                backlog[name] = await puller.pending()
-            except Exception as exc:
-                log.debug("consumer_info %s: %s", name, exc)
-                continue
-            BACKLOG.labels(name).set(backlog[name])
+    async def _update_gauges(self, ctx: WriterContext) -> None:
+        backlog = await stats.publish_consumer_lag(ctx.js, list(ALL_CONSUMERS))
         try:
-            counts = await self.db(_active_jobs, self.conn)
+            counts = await self.db(stats.active_jobs, self.conn)
         except sqlite3.Error as exc:
             log.warning("job gauges: %s", exc)
             counts = {}
-        for status, n in counts.items():
-            JOBS.labels(status).set(n)
-        self._status = {"backlog": backlog, "jobs": counts}
+        stats.publish_job_gauges(counts)
+        jobs: dict[str, int] = {}
+        for (_, status), n in counts.items():
+            jobs[status] = jobs.get(status, 0) + n
+        writer_backlog = {c.durable: backlog[c.durable] for c in CONSUMERS if c.durable in backlog}
+        self._status = {"backlog": writer_backlog, "jobs": jobs}
+
+    async def _update_domain_gauges(self) -> None:
+        try:
+            links, jobs = await self.db(stats.domain_counts, self.conn)
+        except sqlite3.Error as exc:
+            log.warning("domain gauges: %s", exc)
+            return
+        stats.publish_domain_gauges(links, jobs)
+
+    async def _note_latest_backup(self) -> None:
+        try:
+            when = await backup.latest_time(self.settings)
+        except StorageError as exc:
+            log.warning("cannot read the newest backup's time: %s", exc)
+            return
+        if when is not None:
+            LAST_BACKUP.set(when.timestamp())
 
     async def _prune(self) -> None:
         cutoff = iso(utcnow() - timedelta(days=self.settings.processed_retention_days))
@@ -301,6 +319,7 @@ class Writer:
         try:
             await asyncio.wait_for(backup.backup(self.settings), timeout=300)
             BACKUPS.labels("ok").inc()
+            LAST_BACKUP.set_to_current_time()
         except (StorageError, sqlite3.Error, OSError, TimeoutError) as exc:
             BACKUPS.labels("failed").inc()
             log.error("database backup failed: %s", exc)
@@ -330,14 +349,6 @@ async def _settle(action: Any, what: str) -> None:
         await action
     except Exception as exc:
         log.warning("%s failed: %s", what, exc)
-
-
-def _active_jobs(conn: sqlite3.Connection) -> dict[str, int]:
-    rows = conn.execute(
-        "SELECT status, count(*) FROM archive_jobs WHERE status IN ('queued', 'running')"
-        " GROUP BY status"
-    ).fetchall()
-    return {"queued": 0, "running": 0, **{r[0]: int(r[1]) for r in rows}}
 
 
 def _prune_processed(conn: sqlite3.Connection, cutoff: str) -> None:

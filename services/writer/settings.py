@@ -32,6 +32,11 @@ class WriterSettings(CommonSettings):
     job_deadline_seconds: int = Field(
         900, gt=0, description="A dispatched job silent this long is dispatched again."
     )
+    domain_stats_interval_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds between refreshes of the per-domain gauges (a scan of the links).",
+    )
     backup_interval_seconds: int = Field(
         86400, ge=0, description="Seconds between database backups to S3 (0 = no backups)."
     )

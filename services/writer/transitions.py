@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from services.writer import linkstore
 from services.writer.clock import iso, parse
 from services.writer.job_policy import Decision, LinkState
+from services.writer.metrics import JOB_OUTCOMES, POLICY_DECISIONS
 
 ACTIVE = ("queued", "running")
 
@@ -75,6 +76,7 @@ def record_decision(
 ) -> int:
     """The job row of a policy decision: ``queue`` or ``skip`` (state: the LinkState it was
     made from). Returns the job id."""
+    POLICY_DECISIONS.labels(decision.status, decision.code).inc()
     if decision.status == "queued":
         return queue(conn, link_id, decision, now, state, kind)
     return skip(conn, link_id, decision, now, state, kind)
@@ -159,6 +161,7 @@ def fail_retry(
     conn: sqlite3.Connection, job_id: int, not_before: datetime, error: str, hooks: str | None
 ) -> None:
     """running -> queued for a later attempt; `hooks` (JSON list) narrows it to those hooks."""
+    JOB_OUTCOMES.labels("retry").inc()
     conn.execute(
         "UPDATE archive_jobs SET status = 'queued', not_before = ?, last_error = ?,"
         " retry_hooks = coalesce(?, retry_hooks), deadline = NULL, published_at = NULL"
@@ -169,6 +172,7 @@ def fail_retry(
 
 def succeed(conn: sqlite3.Connection, job_id: int, link_id: int, now: str) -> None:
     """The job succeeded: snapshot sealed, the link counts as archived now."""
+    JOB_OUTCOMES.labels("succeeded").inc()
     _finish(conn, job_id, "succeeded", None, now)
     linkstore.archived(conn, link_id, now)
 
@@ -177,6 +181,7 @@ def fail_permanent(
     conn: sqlite3.Connection, job_id: int, link_id: int, error: str | None, now: str
 ) -> None:
     """The job failed for good: snapshot sealed, the link failed unless archived before."""
+    JOB_OUTCOMES.labels("failed").inc()
     _finish(conn, job_id, "failed", error, now)
     linkstore.set_status(conn, link_id, "failed")
 

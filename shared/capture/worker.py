@@ -22,11 +22,12 @@ from pathlib import Path
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from prometheus_client import Counter, Histogram
 from pydantic import ValidationError
 
 from shared import bus
+from shared.capture import metrics
 from shared.capture.artifacts import artifact_key, artifact_kind, content_type
+from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord, HookRecord
@@ -36,17 +37,6 @@ from shared.s3 import ObjectStore
 from shared.subjects import CAPTURE_BINARIES, CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec
 
 log = logging.getLogger(__name__)
-
-JOBS_DONE = Counter(
-    "dla_jobs_total", "Capture jobs finished by this worker", ["service", "outcome"]
-)
-JOB_SECONDS = Histogram(
-    "dla_job_seconds",
-    "Wall time of one capture job",
-    ["service"],
-    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800),
-)
-UPLOADS = Counter("dla_artifact_bytes_total", "Artifact bytes uploaded", ["service"])
 
 
 @dataclass
@@ -107,7 +97,11 @@ class JobRun:
             await self.upload_new_files(hook.plugin, output_dir)
         except StorageError as exc:
             self.storage_error = exc
+            S3_ERRORS.labels(self.cfg.service, "upload").inc()
             log.warning("%s: upload failed: %s", self.job.snapshot_id, exc)
+        if result.started_at is not None and result.ended_at is not None:
+            seconds = (result.ended_at - result.started_at).total_seconds()
+            HOOK_SECONDS.labels(self.cfg.service, hook.plugin, result.status).observe(seconds)
         await self.publish(result)
 
     async def upload_new_files(self, plugin: str, output_dir: Path) -> None:
@@ -123,11 +117,12 @@ class JobRun:
             )
             ctype = content_type(rel)
             size, digest = await self.store.put_file(key, path, ctype)
-            UPLOADS.labels(self.cfg.service).inc(size)
+            kind = artifact_kind(plugin, rel)
+            ARTIFACT_BYTES.labels(self.cfg.service, kind).inc(size)
             self.uploaded.add(path)
             artifact = ArtifactRecord(
                 plugin=plugin,
-                kind=artifact_kind(plugin, rel),
+                kind=kind,
                 path=rel,
                 s3_key=key,
                 content_type=ctype,
@@ -229,7 +224,7 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
         )
         await bus.publish(js, CAPTURE_DONE, done)
         await msg.ack_sync()
-        JOBS_DONE.labels(cfg.service, "retry" if retry else "done").inc()
+        JOBS_DONE.labels(cfg.service, "retry" if retry else "succeeded").inc()
         log.info(
             "%s %s done: %d records, retry %s",
             job.snapshot_id,
@@ -273,6 +268,7 @@ async def run_worker(
     cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, stop: asyncio.Event
 ) -> None:
     """Fetch and process jobs, at most cfg.concurrency at a time, until stop is set."""
+    metrics.initialise(cfg.service)
     if cfg.binaries is None:
         cfg.binaries = await asyncio.to_thread(detect_binaries, cfg.plugins_dirs, env=cfg.hook_env)
         for b in cfg.binaries:

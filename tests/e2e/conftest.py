@@ -114,6 +114,7 @@ def running(tmp_path: Path, forum: Forum) -> Iterator[Running]:
         ARCHIVE_MODE="all",
         WEB_PORT=str(web_port),
         JOB_RETRY_DELAY_SECONDS="1",
+        DOMAIN_STATS_INTERVAL_SECONDS="1",
         LOG_LEVEL="INFO",
     )
     st = Stack(data_dir=tmp_path / "data", env=env)

@@ -27,7 +27,7 @@ def nak_count(running: Running) -> float:
     return sum(
         float(line.rsplit(" ", 1)[1])
         for line in text.splitlines()
-        if line.startswith("dla_jobs_total{") and 'outcome="nak"' in line
+        if line.startswith("dla_capture_jobs_total{") and 'outcome="nak"' in line
     )
 
 

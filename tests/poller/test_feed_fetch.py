@@ -160,14 +160,14 @@ def test_items_without_a_usable_link_are_dropped_and_counted() -> None:
 <item><link>/t/ok/5/1</link><guid>forum.test-post-5</guid></item>
 </channel></rss>"""
     before = REGISTRY.get_sample_value(
-        "dla_feed_items_dropped_total", {"feed": feed, "reason": "no_link"}
+        "dla_poller_items_dropped_total", {"feed": "forum.test", "reason": "no_link"}
     )
     items = parse(body, feed)
     assert [(i.guid, i.post_url) for i in items] == [
         ("forum.test-post-5", "http://forum.test/t/ok/5/1")
     ]
     after = REGISTRY.get_sample_value(
-        "dla_feed_items_dropped_total", {"feed": feed, "reason": "no_link"}
+        "dla_poller_items_dropped_total", {"feed": "forum.test", "reason": "no_link"}
     )
     assert (after or 0) - (before or 0) == 4
 

@@ -103,7 +103,7 @@ async def test_writer_process_end_to_end(
     assert health["ok"] is True and health["db"] == "ok"
     assert 'dla_writer_messages_total{outcome="terminated",subject="feed.post"} 1.0' in metrics
     assert 'dla_writer_messages_total{outcome="terminated",subject="cmd.submit"} 1.0' in metrics
-    assert "dla_writer_apply_seconds_count" in metrics
+    assert "dla_writer_apply_duration_seconds_count" in metrics
     await nc.close()
 
     assert writer.stop() == 0

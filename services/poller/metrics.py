@@ -1,0 +1,44 @@
+"""The poller's metrics. The `feed` label is the feed's host (bounded by configuration)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from prometheus_client import Counter, Gauge, Histogram
+
+POLLS = Counter("dla_poller_polls_total", "Feed polls by outcome", ["feed", "outcome"])
+POSTS = Counter("dla_poller_posts_total", "Posts published (new or edited)", ["feed"])
+LINKS = Counter(
+    "dla_poller_links_total", "Link occurrences published, by quote context", ["feed", "in_quote"]
+)
+GAPS = Counter(
+    "dla_poller_feed_gaps_total", "Polls that shared no post with the previous one", ["feed"]
+)
+POLL_SECONDS = Histogram("dla_poller_poll_duration_seconds", "Time of one poll", ["feed"])
+LAST_OK = Gauge(
+    "dla_poller_last_success_timestamp_seconds", "Unix time of the last good poll", ["feed"]
+)
+ITEMS_DROPPED = Counter(
+    "dla_poller_items_dropped_total", "Feed items dropped, never published", ["feed", "reason"]
+)
+SHORT_LINKS = Counter(
+    "dla_poller_short_links_total", "Short links resolved by the poller", ["outcome"]
+)
+
+
+def feed_label(feed_url: str) -> str:
+    """The bounded label of a feed: its host (never the whole URL)."""
+    return urlsplit(feed_url).hostname or "unknown"
+
+
+def initialise(feed_url: str) -> None:
+    """Export a feed's series at zero before its first poll, so dashboards see them."""
+    feed = feed_label(feed_url)
+    for outcome in ("ok", "not_modified"):
+        POLLS.labels(feed, outcome)
+    POSTS.labels(feed)
+    for in_quote in ("true", "false"):
+        LINKS.labels(feed, in_quote)
+    GAPS.labels(feed)
+    for outcome in ("ok", "failed"):
+        SHORT_LINKS.labels(outcome)

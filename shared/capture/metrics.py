@@ -1,0 +1,38 @@
+"""Metrics of the capture workers (archiver and media share them; `service` tells them apart)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+JOBS_DONE = Counter(
+    "dla_capture_jobs_total",
+    "Capture jobs a worker finished, by outcome (succeeded, retry, nak, invalid)",
+    ["service", "outcome"],
+)
+JOB_SECONDS = Histogram(
+    "dla_capture_job_duration_seconds",
+    "Wall time of one capture job",
+    ["service"],
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 3600),
+)
+HOOK_SECONDS = Histogram(
+    "dla_capture_hook_duration_seconds",
+    "Wall time of one hook run, by plugin and final status",
+    ["service", "plugin", "status"],
+    buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600),
+)
+ARTIFACT_BYTES = Counter(
+    "dla_capture_artifact_bytes_total", "Artifact bytes stored in S3, by kind", ["service", "kind"]
+)
+S3_ERRORS = Counter(
+    "dla_capture_s3_errors_total", "S3 operations that failed", ["service", "operation"]
+)
+OUTCOMES = ("succeeded", "retry", "nak", "invalid")
+
+
+def initialise(service: str) -> None:
+    """Export every bounded label set at zero, so dashboards see series before the first event."""
+    for outcome in OUTCOMES:
+        JOBS_DONE.labels(service, outcome)
+    for operation in ("upload", "bucket"):
+        S3_ERRORS.labels(service, operation)
