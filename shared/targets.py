@@ -1,7 +1,9 @@
 """Which capture targets are allowed: in production, never private, loopback or link-local.
 
-Checked before the first request and again for every redirect hop. Tests and local demos
-set ALLOW_PRIVATE_TARGETS=true explicitly.
+Checked before the first request and again for every redirect hop; the fetch then connects
+to the checked address itself (``checked_addresses`` + shared/fetching/pinning.py), never
+resolving the name a second time (no DNS rebinding). Tests and local demos set
+ALLOW_PRIVATE_TARGETS=true explicitly.
 
 Names are resolved through ``resolver`` (``socket.getaddrinfo`` unless replaced with
 ``use_resolver``: tests map names to private addresses this way without touching system
@@ -67,22 +69,37 @@ def check_target(url: str, *, allow_private: bool) -> list[str]:
 
     Returns the checked addresses (empty when private targets are allowed: nothing checked).
     """
+    if allow_private:
+        _host_port(url)
+        return []
+    return checked_addresses(url, allow_private=False)
+
+
+def _host_port(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     if parts.scheme not in ALLOWED_SCHEMES:
         raise TargetRefused(f"unsupported scheme {parts.scheme!r}")
     host = parts.hostname
     if not host:
         raise TargetRefused("URL has no host")
-    if allow_private:
-        return []
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise TargetRefused(f"bad port: {exc}") from exc
+    return host, port
+
+
+def checked_addresses(url: str, *, allow_private: bool) -> list[str]:
+    """The addresses of url's host, all checked: connect to one of THESE, never resolve the
+    name again (a second answer could differ: DNS rebinding). Resolves even when private
+    targets are allowed (the fetch needs an address to connect to); raises TargetRefused
+    (or TargetUnresolved) as check_target does."""
+    host, port = _host_port(url)
     addrs = resolve(host, port)
     if not addrs:
         raise TargetRefused(f"{host} resolves to no address")
-    for addr in addrs:
-        if refused_address(ipaddress.ip_address(addr.split("%", 1)[0])):
-            raise TargetRefused(f"{host} resolves to non-public address {addr}")
+    if not allow_private:
+        for addr in addrs:
+            if refused_address(ipaddress.ip_address(addr.split("%", 1)[0])):
+                raise TargetRefused(f"{host} resolves to non-public address {addr}")
     return addrs

@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
-"""Hook: fetch the URL over plain HTTP and keep the raw response body and headers.
+"""Hook: fetch the URL over plain HTTP; keep the body, the headers and a WARC of the exchange.
 
-Writes `body.<ext>` (the bytes as received, decompressed) and `headers.json` (status, headers,
-final URL, redirect chain, timings). Every redirect hop is checked against the target
-policy. 4xx and refused targets are soft failures (exit 0, status failed); network errors,
-a DNS lookup that failed for now, timeouts and 5xx are hard failures (exit 1, retried later).
+Writes `body.<ext>` (the decoded body of a 2xx page, at most FETCH_MAX_BYTES), `headers.json`
+(status, headers, final URL, redirect chain, sniffed type, sizes, the outcome) and
+`fetch.warc.gz` (request + response records of every hop, raw bytes as received). Every
+attempt ends with an outcome (shared/fetching/exchange.py; codes in
+shared/hooks/error_codes.py, documented in plugins/README.md):
+
+  2xx page, read whole                 succeeded
+  body cut at the byte cap             partial, E_FETCH_TOO_LARGE, body.* marked truncated
+  not a web page (type or bytes)       failed, E_FETCH_NOT_HTML (kept only if FETCH_STORE_NOT_HTML)
+  4xx / 5xx                            failed, E_FETCH_HTTP_<status> / E_FETCH_HTTP_5XX; the
+                                       error page is in the WARC, never stored as body.*
+  timeout, stalled, short body, ...    failed, E_FETCH_<KIND>
+
+Failures a retry can fix exit 1 (the runner schedules the retry); the others exit 0.
+Credentials in the URL are dropped before anything is sent or written.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import mimetypes
 import os
@@ -17,15 +29,16 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urljoin
 
-import httpx
-
-from shared.errors import TargetRefused, TargetUnresolved
-from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
-from shared.targets import check_target
+from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
+from shared.fetching.warc import WarcLog
+from shared.hooks.error_codes import kind_of
+from shared.hooks.records import ArchiveResultRecord, FileRecord, SnapshotRecord, emit
+from shared.links.urlparts import strip_credentials
 
 BODY_EXTENSIONS = {"text/html": ".html", "text/plain": ".txt", "application/json": ".json"}
+WARC_NAME = "fetch.warc.gz"
+SOFTWARE = "discourse-link-archiver fetch plugin (warcio)"
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -33,10 +46,72 @@ def env_bool(name: str, default: bool) -> bool:
     return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def fail(output: str, code: str, *, hard: bool) -> int:
-    print(f"fetch: {output}", file=sys.stderr)
-    emit(ArchiveResultRecord(status="failed", output_str=output, error_code=code))
-    return 1 if hard else 0
+def env_num(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    return float(value) if value else default
+
+
+def limits_from_env(total: float) -> FetchLimits:
+    """The fetch's bounds from its settings (config.json gives every one a default)."""
+    return FetchLimits(
+        total_timeout=total,
+        header_timeout=min(total, env_num("FETCH_HEADER_TIMEOUT", 20)),
+        idle_timeout=min(total, env_num("FETCH_IDLE_TIMEOUT", 15)),
+        connect_timeout=min(total, env_num("FETCH_CONNECT_TIMEOUT", 10)),
+        min_bytes_per_second=env_num("FETCH_MIN_BYTES_PER_SECOND", 256),
+        max_bytes=int(env_num("FETCH_MAX_BYTES", 100 * 1024 * 1024)),
+        max_ratio=env_num("FETCH_MAX_DECOMPRESSION_RATIO", 100),
+        max_redirects=int(env_num("FETCH_MAX_REDIRECTS", 10)),
+        store_not_html=env_bool("FETCH_STORE_NOT_HTML", False),
+    )
+
+
+def body_name(effective_type: str) -> str:
+    ext = BODY_EXTENSIONS.get(effective_type) or mimetypes.guess_extension(effective_type)
+    return "body" + (ext or ".bin")
+
+
+def error_code(res: FetchResult) -> str | None:
+    """E_FETCH_<kind>, or the HTTP status code for an error page, None for a good page."""
+    if res.error is not None:
+        return f"E_FETCH_{res.error}"
+    status = res.response.status if res.response else 0
+    if status >= 500:
+        return "E_FETCH_HTTP_5XX"
+    if status >= 400:
+        return f"E_FETCH_HTTP_{status}"
+    return None
+
+
+def write_headers(
+    res: FetchResult, code: str | None, body_file: str | None, elapsed: float
+) -> None:
+    r = res.response
+    meta = {
+        "url": res.url,
+        "final_url": res.final_url,
+        "status": r.status if r else None,
+        "reason": r.reason if r else None,
+        "http_version": r.http_version if r else None,
+        "ip": r.ip if r else None,
+        "headers": [[k, v] for k, v in r.headers] if r else [],
+        "content_type": next((v for k, v in r.headers if k.lower() == "content-type"), "")
+        if r
+        else "",
+        "sniffed_type": res.sniffed.detected if res.sniffed else None,
+        "effective_type": res.sniffed.effective if res.sniffed else None,
+        "body_file": body_file,
+        "bytes": res.body_bytes,
+        "raw_bytes": res.raw_bytes,
+        "declared_length": res.declared_length,
+        "truncated": res.truncated,
+        "error_code": code,
+        "error": res.message or None,
+        "redirects": [{"url": h.url, "status": h.status} for h in res.redirects],
+        "fetched_at": datetime.now(UTC).isoformat(),
+        "elapsed_s": round(elapsed, 3),
+    }
+    Path("headers.json").write_text(json.dumps(meta, indent=1))
 
 
 def main() -> int:
@@ -46,75 +121,54 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=None)
     args, _ = parser.parse_known_args()
 
-    timeout = args.timeout or float(os.environ.get("FETCH_TIMEOUT", os.environ.get("TIMEOUT", 60)))
-    max_bytes = int(os.environ.get("FETCH_MAX_BYTES", 100 * 1024 * 1024))
-    max_redirects = int(os.environ.get("FETCH_MAX_REDIRECTS", 10))
-    allow_private = env_bool("ALLOW_PRIVATE_TARGETS", False)
-    headers = {"User-Agent": os.environ.get("USER_AGENT", "DiscourseLinkArchiver/1.0")}
-
-    url = args.url
-    chain: list[dict[str, object]] = []
+    total = args.timeout or env_num("FETCH_TIMEOUT", env_num("TIMEOUT", 60))
+    limits = limits_from_env(total)
+    warc = WarcLog(Path(WARC_NAME), SOFTWARE)
+    fetch = Fetch(
+        limits,
+        user_agent=os.environ.get("USER_AGENT", "DiscourseLinkArchiver/1.0"),
+        allow_private=env_bool("ALLOW_PRIVATE_TARGETS", False),
+        workdir=Path("."),
+        warc=warc,
+    )
     started = time.monotonic()
-    deadline = started + timeout
-    with httpx.Client(headers=headers, follow_redirects=False, timeout=timeout) as client:
-        for _hop in range(max_redirects + 1):
-            try:
-                check_target(url, allow_private=allow_private)
-            except TargetRefused as exc:
-                return fail(f"refused target {url}: {exc}", "E_FETCH_REFUSED", hard=False)
-            except TargetUnresolved as exc:  # DNS failed for now: retried with backoff
-                return fail(str(exc), "E_FETCH_DNS", hard=True)
-            try:
-                with client.stream("GET", url, timeout=max(1.0, deadline - time.monotonic())) as r:
-                    if r.is_redirect and "location" in r.headers:
-                        chain.append({"url": url, "status": r.status_code})
-                        url = urljoin(url, r.headers["location"])
-                        continue
-                    body = bytearray()
-                    truncated = False
-                    for chunk in r.iter_bytes():
-                        body.extend(chunk)
-                        if len(body) > max_bytes:
-                            del body[max_bytes:]
-                            truncated = True
-                            break
-                    response = r
-                    break
-            except httpx.TimeoutException as exc:
-                return fail(f"timeout fetching {url}: {exc}", "E_FETCH_TIMEOUT", hard=True)
-            except httpx.HTTPError as exc:
-                return fail(f"fetching {url} failed: {exc}", "E_FETCH_FAILED", hard=True)
-        else:
-            return fail(f"more than {max_redirects} redirects", "E_FETCH_REDIRECTS", hard=False)
+    res = asyncio.run(fetch.run(strip_credentials(args.url)))
+    warc.close()
+    if not res.warc_exchanges:
+        Path(WARC_NAME).unlink(missing_ok=True)
+    code = error_code(res)
+    status = res.response.status if res.response else None
+    kept: str | None = None
+    if res.body is not None and status is not None and status < 400 and res.sniffed:
+        kept = body_name(res.sniffed.effective)
+        res.body.rename(kept)
+    elif res.body is not None:
+        res.body.unlink(missing_ok=True)
+    write_headers(res, code, kept, time.monotonic() - started)
+    if kept is not None:
+        emit(FileRecord(path=kept, kind="raw_response", truncated=res.truncated))
+    if res.warc_exchanges:
+        emit(FileRecord(path=WARC_NAME, kind="warc", content_type="application/warc"))
+    if res.response is not None:
+        emit(SnapshotRecord(final_url=res.final_url))
+    return finish(res, code, status, kept)
 
-    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    body_name = "body" + (BODY_EXTENSIONS.get(ctype) or mimetypes.guess_extension(ctype) or ".bin")
-    Path(body_name).write_bytes(bytes(body))
-    meta = {
-        "url": args.url,
-        "final_url": url,
-        "status": response.status_code,
-        "reason": response.reason_phrase,
-        "http_version": response.http_version,
-        "headers": [[k, v] for k, v in response.headers.multi_items()],
-        "content_type": response.headers.get("content-type", ""),
-        "body_file": body_name,
-        "bytes": len(body),
-        "truncated": truncated,
-        "redirects": chain,
-        "fetched_at": datetime.now(UTC).isoformat(),
-        "elapsed_s": round(time.monotonic() - started, 3),
-    }
-    Path("headers.json").write_text(json.dumps(meta, indent=1))
-    emit(SnapshotRecord(final_url=url))
-    status = response.status_code
-    if status >= 500:
-        return fail(f"HTTP {status} from {url}", "E_FETCH_HTTP_5XX", hard=True)
-    if status >= 400:
-        return fail(f"HTTP {status} from {url}", f"E_FETCH_HTTP_{status}", hard=False)
-    summary = f"HTTP {status}, {len(body)} bytes" + (" (truncated)" if truncated else "")
-    emit(ArchiveResultRecord(status="succeeded", output_str=summary))
-    return 0
+
+def finish(res: FetchResult, code: str | None, status: int | None, kept: str | None) -> int:
+    """Print the outcome; exit 1 when a retry can help (the runner schedules it)."""
+    if code is None:
+        output = f"HTTP {status}, {res.body_bytes} bytes"
+        emit(ArchiveResultRecord(status="succeeded", output_str=output))
+        return 0
+    kind = kind_of(code)
+    if code == "E_FETCH_TOO_LARGE" and kept is not None:
+        output = f"HTTP {status}, first {res.body_bytes} bytes kept (truncated): {res.message}"
+        emit(ArchiveResultRecord(status="partial", output_str=output, error_code=code))
+        return 0
+    output = res.message or f"HTTP {status} from {res.final_url}"
+    print(f"fetch: {output}", file=sys.stderr)
+    emit(ArchiveResultRecord(status="failed", output_str=output, error_code=code))
+    return 1 if kind is None or kind.retry else 0
 
 
 if __name__ == "__main__":

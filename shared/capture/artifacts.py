@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 _BY_NAME: dict[tuple[str, str], str] = {
     ("fetch", "headers.json"): "headers",
+    ("fetch", "fetch.warc.gz"): "warc",
     ("reddit_json", "reddit.json"): "reddit_json",
     ("htmlmeta", "metadata.json"): "metadata",
 }

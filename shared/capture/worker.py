@@ -30,7 +30,13 @@ from shared.capture.artifacts import artifact_key, artifact_kind, content_type
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
-from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord, HookRecord
+from shared.hooks.records import (
+    ArchiveResultRecord,
+    ArtifactRecord,
+    BinaryRecord,
+    FileRecord,
+    HookRecord,
+)
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
 from shared.s3 import ObjectStore
@@ -68,6 +74,8 @@ class JobRun:
         self.seq = 0
         self.uploaded: set[Path] = set()
         self.artifacts: list[ArtifactRecord] = []
+        self.files: dict[tuple[str, str], FileRecord] = {}
+        """What hooks said about their files, by (plugin, path): used at upload."""
         self.storage_error: StorageError | None = None
 
     async def publish(self, record: HookRecord) -> None:
@@ -86,7 +94,11 @@ class JobRun:
         await bus.publish(self.js, CAPTURE_RESULT, event)
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
-        """HookObserver: forward a record as it streams out of the hook."""
+        """HookObserver: forward a record as it streams out of the hook (a File record is
+        kept for the upload of its file instead)."""
+        if isinstance(record, FileRecord):
+            self.files[(hook.plugin, record.path)] = record
+            return
         await self.publish(record)
 
     async def hook_finished(
@@ -115,9 +127,10 @@ class JobRun:
             key = artifact_key(
                 self.cfg.s3_prefix, self.job.link_id, self.job.snapshot_id, plugin, rel
             )
-            ctype = content_type(rel)
+            facts = self.files.get((plugin, rel))
+            ctype = (facts and facts.content_type) or content_type(rel)
             size, digest = await self.store.put_file(key, path, ctype)
-            kind = artifact_kind(plugin, rel)
+            kind = (facts and facts.kind) or artifact_kind(plugin, rel)
             ARTIFACT_BYTES.labels(self.cfg.service, kind).inc(size)
             self.uploaded.add(path)
             artifact = ArtifactRecord(
@@ -128,6 +141,7 @@ class JobRun:
                 content_type=ctype,
                 bytes=size,
                 sha256=digest,
+                truncated=bool(facts and facts.truncated),
             )
             self.artifacts.append(artifact)
             await self.publish(artifact)

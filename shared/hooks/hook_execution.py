@@ -353,7 +353,7 @@ class HookRun:
             if not fields.get("output_str"):
                 why = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
                 fields["output_str"] = f"{why}: {tail[0]}" if tail else why
-        elif claim is not None and claim.status in ("succeeded", "failed", "skipped"):
+        elif claim is not None and claim.status in ("succeeded", "partial", "failed", "skipped"):
             self.machine.to(claim.status)
         else:
             self.machine.to("succeeded")

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter
 
-ResultStatus = Literal["queued", "started", "succeeded", "failed", "skipped"]
+ResultStatus = Literal["queued", "started", "succeeded", "partial", "failed", "skipped"]
 SnapshotStatus = Literal["queued", "started", "sealed"]
 BinaryStatus = Literal["queued", "started", "succeeded", "failed"]
 
@@ -25,7 +25,8 @@ class ArchiveResultRecord(_Record):
 
     type: Literal["ArchiveResult"] = "ArchiveResult"
     status: ResultStatus
-    """queued -> started -> succeeded | failed | skipped."""
+    """queued -> started -> succeeded | partial | failed | skipped. `partial`: something
+    useful was kept but not all of it (error_code says why, e.g. E_FETCH_TOO_LARGE)."""
     output_str: str = ""
     """Short human summary, e.g. the main output file or the error message."""
     plugin: str = ""
@@ -116,6 +117,21 @@ class BinaryRecord(_Record):
     """Worker machine id; filled in by the worker."""
 
 
+class FileRecord(_Record):
+    """A hook's facts about one of its output files (read by the worker when it uploads the
+    file; never sent on): its artifact kind, content type, and whether it was cut short."""
+
+    type: Literal["File"] = "File"
+    path: str = Field(min_length=1)
+    """Path relative to the hook's output folder."""
+    kind: str | None = None
+    """Artifact kind (raw_response, warc, ...); the worker's guess when absent."""
+    content_type: str | None = None
+    """MIME type; guessed from the name when absent."""
+    truncated: bool = False
+    """True when the file holds only the first part of what it should (a byte cap)."""
+
+
 class ArtifactRecord(_Record):
     """A file a hook produced, uploaded to S3 by the worker; emitted by the runner."""
 
@@ -134,6 +150,8 @@ class ArtifactRecord(_Record):
     """Size."""
     sha256: str
     """Hex digest of the content."""
+    truncated: bool = False
+    """True when the file holds only the first part of the content (a byte cap was hit)."""
 
 
 HookRecord = Annotated[
@@ -143,7 +161,8 @@ HookRecord = Annotated[
     | MetadataRecord
     | TextRecord
     | BinaryRecord
-    | ArtifactRecord,
+    | ArtifactRecord
+    | FileRecord,
     Field(discriminator="type"),
 ]
 """Any record a hook (or the runner on its behalf) can emit."""

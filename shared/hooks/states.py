@@ -67,16 +67,18 @@ class SnapshotMachine(StateMachine[SnapshotStatus]):
 
 
 class ArchiveResultMachine(StateMachine[ResultStatus]):
-    """queued -> started -> succeeded | failed | skipped; failed/skipped -> queued to retry."""
+    """queued -> started -> succeeded | partial | failed | skipped; a hook not run (a missing
+    binary, a failed hook it reads) goes queued -> skipped; failed/skipped -> queued to retry."""
 
     TRANSITIONS: ClassVar[Mapping[str, frozenset[str]]] = {
         "queued": frozenset({"started", "skipped"}),
-        "started": frozenset({"succeeded", "failed", "skipped"}),
+        "started": frozenset({"succeeded", "partial", "failed", "skipped"}),
         "succeeded": frozenset(),
+        "partial": frozenset(),
         "failed": frozenset({"queued"}),
         "skipped": frozenset({"queued"}),
     }
-    FINAL: ClassVar[frozenset[str]] = frozenset({"succeeded", "failed", "skipped"})
+    FINAL: ClassVar[frozenset[str]] = frozenset({"succeeded", "partial", "failed", "skipped"})
 
     def __init__(self, status: ResultStatus = "queued") -> None:
         super().__init__(status)

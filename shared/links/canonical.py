@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from shared.links import sites
 from shared.links.domains import HTTPS_ONLY_DOMAINS, registrable_domain
 from shared.links.tracking import TrackingRules, default_rules
-from shared.links.urlparts import MAX_URL_LENGTH, UrlParts, UrlRejected, parse
+from shared.links.urlparts import MAX_URL_LENGTH, UrlParts, UrlRejected, parse, strip_credentials
 
 _MAX_UNWRAP = 20
 
@@ -115,6 +115,7 @@ def canonicalize(url: str) -> CanonicalUrl | RejectedUrl:
     """
     if not isinstance(url, str):
         return RejectedUrl(repr(url)[:200], "not-a-string")
+    url = strip_credentials(url)  # never stored, logged or shown
     try:
         return _canonicalize(url, 0, default_rules())
     except UrlRejected as exc:

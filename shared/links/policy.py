@@ -154,7 +154,7 @@ def analyze_post(
         decision, reason = policy.decide(c)
         occurrences.append(
             LinkOccurrence(
-                original_url=link.url,
+                original_url=c.original,
                 normalized_url=c.normalized,
                 canonical_url=c.canonical,
                 domain=c.domain,

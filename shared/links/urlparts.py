@@ -8,7 +8,8 @@ matters, RFC 3986 normalisation otherwise):
 - only ``http`` and ``https``; ``\\`` counts as ``/`` before the query (as in browsers);
 - host: lower-cased, IDN labels to punycode (``idna``, UTS #46, non-transitional),
   one trailing dot dropped, IPv4/IPv6 literals in their canonical text form;
-- default ports dropped, empty userinfo dropped;
+- default ports dropped; userinfo (``user:pass@``) always dropped: credentials are never
+  captured, stored or shown (``strip_credentials`` does the same to any string);
 - percent-encoding: hex digits upper-cased, unreserved characters decoded, characters
   browsers would escape (controls, space, ``" < > ` { }``, non-ASCII) encoded as UTF-8;
   a ``%`` not followed by two hex digits is rejected (``bad-percent-encoding``);
@@ -106,6 +107,15 @@ _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _TO_ENCODE = re.compile('[\x00-\x20"<>`{}\x7f-\U0010ffff]')
 _HOST_OK = re.compile(r"[a-z0-9_\-.]+")
 _IPV4ISH = re.compile(r"[0-9.]+")
+
+
+_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.\-]*:[/\\]+)[^/?#\\]*@")
+
+
+def strip_credentials(url: str) -> str:
+    """``url`` without its userinfo (``https://user:pass@host/`` -> ``https://host/``); any
+    other string is returned unchanged. Never raises."""
+    return _USERINFO.sub(r"\1", url, count=1)
 
 
 def _pct_fix(m: re.Match[str]) -> str:
@@ -264,7 +274,7 @@ def parse(url: str) -> UrlParts:
         if port == DEFAULT_PORTS[scheme]:
             port = None
     host = normalize_host(host)
-    userinfo = norm_component(userinfo) if userinfo not in ("", ":") else ""
+    userinfo = ""  # credentials are never kept (see strip_credentials)
     path = remove_dot_segments(norm_component(path)) if path else "/"
     return UrlParts(
         scheme=scheme,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.links import MAX_URL_LENGTH, CanonicalUrl, RejectedUrl, canonicalize
+from shared.links.urlparts import strip_credentials
 
 # (input, normalized, canonical)
 NORMALIZE: list[tuple[str, str, str]] = [
@@ -83,8 +84,9 @@ NORMALIZE: list[tuple[str, str, str]] = [
     ("http://bsky.app/profile/a", "http://bsky.app/profile/a", "https://bsky.app/profile/a"),
     # extra slashes after the scheme are skipped, as browsers do
     ("http:///host/path", "http://host/path", "http://host/path"),
-    # userinfo kept, empty userinfo dropped
-    ("http://u:p@example.com/", "http://u:p@example.com/", "http://u:p@example.com/"),
+    # userinfo (credentials) always dropped, from the original form too
+    ("http://u:p@example.com/", "http://example.com/", "http://example.com/"),
+    ("https://user@example.com/x", "https://example.com/x", "https://example.com/x"),
     ("http://@example.com/", "http://example.com/", "http://example.com/"),
 ]
 
@@ -93,7 +95,11 @@ NORMALIZE: list[tuple[str, str, str]] = [
 def test_normalization(url: str, normalized: str, canonical: str) -> None:
     c = canonicalize(url)
     assert isinstance(c, CanonicalUrl), c
-    assert (c.original, c.normalized, c.canonical) == (url, normalized, canonical)
+    assert (c.original, c.normalized, c.canonical) == (
+        strip_credentials(url),
+        normalized,
+        canonical,
+    )
     again = canonicalize(c.canonical)
     assert isinstance(again, CanonicalUrl) and again.canonical == c.canonical
 
