@@ -62,11 +62,20 @@ def test_plugins_never_import_services(plugin: Path) -> None:
         assert not any(m.startswith("services") for m in imports_of(path)), path
 
 
-PLUGIN_MAY_IMPORT = ("shared.hooks.records", "shared.targets", "shared.errors")
-"""The shared modules a plugin's hooks may import: the hook record contract, the capture
-target policy and the error types. Hooks run as separate processes under the runner, so the
-rest of ``shared`` (bus, S3, settings, the runner itself) is not theirs to use; a plugin that
-needs more widens this list on purpose, in review."""
+PLUGIN_MAY_IMPORT = (
+    "shared.hooks.records",
+    "shared.hooks.error_codes",
+    "shared.targets",
+    "shared.errors",
+    "shared.fetching",
+    "shared.links.urlparts",
+)
+"""The shared modules a plugin's hooks may import: the hook record contract, the error-code
+table (retry policy), the capture target policy, the error types, the safe fetching of a
+target (checked-address connects, caps, WARC) and URL parsing (credential stripping).
+Hooks run as separate processes under the runner, so the rest of ``shared`` (bus, S3,
+settings, the runner itself) is not theirs to use; a plugin that needs more widens this list
+on purpose, in review."""
 
 
 def _hook_files(plugin: Path) -> list[Path]:

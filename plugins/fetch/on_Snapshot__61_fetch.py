@@ -121,8 +121,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=None)
     args, _ = parser.parse_known_args()
 
-    total = args.timeout or env_num("FETCH_TIMEOUT", env_num("TIMEOUT", 60))
-    limits = limits_from_env(total)
+    hook_timeout = args.timeout or env_num("FETCH_TIMEOUT", env_num("TIMEOUT", 60))
+    # end (and say why) before the runner's own timeout would kill the hook
+    limits = limits_from_env(max(1.0, hook_timeout - min(5.0, hook_timeout * 0.1)))
     warc = WarcLog(Path(WARC_NAME), SOFTWARE)
     fetch = Fetch(
         limits,

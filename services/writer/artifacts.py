@@ -13,10 +13,11 @@ def record(
     """One uploaded file (its S3 key is its identity; a re-upload refreshes the rest)."""
     conn.execute(
         "INSERT INTO archive_artifacts (link_id, snapshot_id, plugin, kind, path, s3_key,"
-        " content_type, bytes, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " content_type, bytes, sha256, truncated, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (s3_key) DO UPDATE SET kind = excluded.kind,"
         " content_type = excluded.content_type, bytes = excluded.bytes,"
-        " sha256 = excluded.sha256",
+        " sha256 = excluded.sha256, truncated = excluded.truncated",
         (
             link_id,
             snapshot_id,
@@ -27,6 +28,7 @@ def record(
             rec.content_type,
             rec.bytes,
             rec.sha256,
+            int(rec.truncated),
             now,
         ),
     )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 
-from services.writer import transitions
+from services.writer import linkstore, transitions
+from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import is_permanent
 from shared.hooks.retry import retry_delay
@@ -31,20 +34,32 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         )
         return
     retry = [h for h in done.retry_hooks if not _hook_is_permanent(ctx, job["snapshot_id"], h)]
+    outcome = attempt_outcome(ctx, job["snapshot_id"])
+    transitions.attempt_outcome(conn, job["snapshot_id"], outcome.outcome, ctx.now_iso)
+    retry_at = None
     if retry or done.error:
-        _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
-        return
-    ok, error = _outcome(ctx, job["snapshot_id"], done)
-    if ok:
+        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
+    elif outcome.outcome in ("succeeded", "partial"):
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
     else:
-        transitions.fail_permanent(conn, job["id"], job["link_id"], error, ctx.now_iso)
+        transitions.fail_permanent(conn, job["id"], job["link_id"], outcome.error, ctx.now_iso)
+    error = outcome.error or (done.error if retry_at or done.error else None)
+    linkstore.attempt_ended(
+        conn,
+        job["link_id"],
+        outcome.outcome if not done.error else "failed",
+        outcome.error_code,
+        error,
+        iso(retry_at) if retry_at else None,
+        ctx.now_iso,
+    )
 
 
 def _retry_or_fail(
     ctx: ApplyContext, job_id: int, link_id: int, done: CaptureDone, retry: list[str]
-) -> None:
-    """Schedule the next attempt with backoff, or fail the job when attempts are used up."""
+) -> datetime | None:
+    """Schedule the next attempt with backoff (returns when), or fail the job when attempts
+    are used up (returns None)."""
     error = done.error or f"hooks failed: {', '.join(retry)}"
     if done.attempt >= ctx.policy.max_attempts:
         transitions.fail_permanent(
@@ -54,10 +69,11 @@ def _retry_or_fail(
             f"gave up after {done.attempt} attempts: {error}",
             ctx.now_iso,
         )
-        return
+        return None
     delay = retry_delay(done.attempt)
     hooks = json.dumps(sorted(retry)) if retry else None
     transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks)
+    return ctx.now + delay
 
 
 def _hook_is_permanent(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:
@@ -68,16 +84,34 @@ def _hook_is_permanent(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:
     return row is not None and is_permanent(row["error_code"], int(row["attempts"]))
 
 
-def _outcome(ctx: ApplyContext, snapshot_id: str, done: CaptureDone) -> tuple[bool, str | None]:
-    """Succeeded unless every hook of the snapshot failed (or failed permanently)."""
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """What a snapshot holds after an attempt, from its hooks' latest results."""
+
+    outcome: str
+    """succeeded (every hook that ran is fine), partial (something kept, not all),
+    failed (nothing kept)."""
+    error_code: str | None = None
+    """The first failed (else partial) hook's error code."""
+    error: str | None = None
+    """`<hook>: <code> <output>` of that hook."""
+
+
+def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
+    """Succeeded when no hook failed or was partial; partial when some hook kept something
+    (succeeded or partial) while another failed or was partial; failed when none kept
+    anything but one failed. Skipped hooks do not count either way."""
     rows = ctx.conn.execute(
-        "SELECT hook, status, error_code, output_str FROM archive_results WHERE snapshot_id = ?",
+        "SELECT hook, status, error_code, output_str FROM archive_results WHERE snapshot_id = ?"
+        " ORDER BY id",
         (snapshot_id,),
     ).fetchall()
-    if not rows or any(r["status"] == "succeeded" for r in rows):
-        return True, None
-    failed = [r for r in rows if r["status"] == "failed"]
-    if not failed:
-        return True, None
-    first = failed[0]
-    return False, f"{first['hook']}: {first['error_code'] or ''} {first['output_str']}".strip()
+    kept = [r for r in rows if r["status"] in ("succeeded", "partial")]
+    bad = [r for r in rows if r["status"] == "failed"] + [
+        r for r in rows if r["status"] == "partial"
+    ]
+    if not bad:
+        return AttemptOutcome("succeeded")
+    first = bad[0]
+    error = f"{first['hook']}: {first['error_code'] or ''} {first['output_str']}".strip()
+    return AttemptOutcome("partial" if kept else "failed", first["error_code"], error)

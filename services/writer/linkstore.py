@@ -118,11 +118,36 @@ def archived(conn: sqlite3.Connection, link_id: int, now: str) -> None:
     set_status(conn, link_id, "archived")
 
 
+def attempt_ended(
+    conn: sqlite3.Connection,
+    link_id: int,
+    outcome: str,
+    error_code: str | None,
+    error: str | None,
+    retry_at: str | None,
+    now: str,
+) -> None:
+    """A capture attempt of the link ended: record what it did and what happens next, and
+    move links.status so that it never reads as a bare `pending` again: `archived` (all
+    hooks fine), `partial` (something kept, not all), `failed` (nothing kept; a link archived
+    before keeps `archived`, its last_outcome tells)."""
+    conn.execute(
+        "UPDATE links SET last_attempt_at = ?, last_outcome = ?, last_error_code = ?,"
+        " last_error = ?, retry_at = ?, status = CASE ?"
+        "  WHEN 'succeeded' THEN 'archived' WHEN 'partial' THEN 'partial'"
+        "  ELSE CASE WHEN last_archived_at IS NULL THEN 'failed' ELSE status END END"
+        " WHERE id = ?",
+        (now, outcome, error_code, error, retry_at, outcome, link_id),
+    )
+
+
 def set_status(conn: sqlite3.Connection, link_id: int, event: str) -> None:
     """Move links.status on an event: queued, skipped, archived, failed."""
     if event == "queued":
+        # a failed link stays `failed` while its next job waits: last_outcome, last_error
+        # and retry_at say what happened and what comes next
         conn.execute(
-            "UPDATE links SET status = 'pending' WHERE id = ? AND status IN ('skipped', 'failed')",
+            "UPDATE links SET status = 'pending' WHERE id = ? AND status = 'skipped'",
             (link_id,),
         )
     elif event == "skipped":

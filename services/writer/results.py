@@ -19,6 +19,7 @@ from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
     BinaryRecord,
+    FileRecord,
     MetadataRecord,
     SnapshotRecord,
     TagRecord,
@@ -134,6 +135,11 @@ def _binary(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: BinaryReco
     binary_inventory.upsert(ctx, rec.machine or ev.worker.rsplit(":", 1)[0], rec)
 
 
+def _file(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: FileRecord) -> None:
+    """A hook's facts about its file: the worker folds them into the Artifact record it sends
+    after the upload, so there is nothing to store from this one."""
+
+
 RecordHandler = Callable[[ApplyContext, Target, CaptureEvent, Any], None]
 
 RECORD_HANDLERS: dict[type[Any], RecordHandler] = {
@@ -144,5 +150,6 @@ RECORD_HANDLERS: dict[type[Any], RecordHandler] = {
     SnapshotRecord: _snapshot,
     TagRecord: _tag,
     BinaryRecord: _binary,
+    FileRecord: _file,
 }
 """The handler of each hook record type (every type of ``shared.hooks.records.HookRecord``)."""

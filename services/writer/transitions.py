@@ -20,7 +20,8 @@ Jobs (``archive_jobs.status``)::
 Snapshots (``snapshots.status``): ``queued`` when made at a job's first dispatch (or
 ``started`` when ``adopt_snapshot`` meets an event of a snapshot this database never made),
 ``started`` when its first hook starts (``start``), whatever the hooks' ``Snapshot`` record
-says (``report_snapshot``), ``sealed`` when its job finishes.
+says (``report_snapshot``), ``sealed`` when its job finishes. Each attempt that ends writes
+what it achieved in ``snapshots.outcome`` (``attempt_outcome``: succeeded, partial, failed).
 """
 
 from __future__ import annotations
@@ -254,6 +255,14 @@ def start(conn: sqlite3.Connection, snapshot_id: str, now: str) -> None:
         "UPDATE snapshots SET status = 'started', updated_at = ?"
         " WHERE id = ? AND status = 'queued'",
         (now, snapshot_id),
+    )
+
+
+def attempt_outcome(conn: sqlite3.Connection, snapshot_id: str, outcome: str, now: str) -> None:
+    """An attempt ended: what the snapshot holds now (succeeded, partial or failed)."""
+    conn.execute(
+        "UPDATE snapshots SET outcome = ?, updated_at = ? WHERE id = ?",
+        (outcome, now, snapshot_id),
     )
 
 

@@ -61,6 +61,22 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
     version = current_version(conn)
+    # Table rebuilds (the only way to change a CHECK in SQLite) need foreign keys off; the
+    # pragma is a no-op inside a transaction, so it is set here and checked after.
+    fk_on = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        before, version = version, _apply(conn, version, target)
+        broken = conn.execute("PRAGMA foreign_key_check").fetchall() if version > before else []
+        if broken:
+            raise RuntimeError(f"migration left foreign keys broken: {broken[:5]}")
+    finally:
+        if fk_on:
+            conn.execute("PRAGMA foreign_keys = ON")
+    return version
+
+
+def _apply(conn: sqlite3.Connection, version: int, target: int | None) -> int:
     for m in migrations():
         if m.version <= version or (target is not None and m.version > target):
             continue
