@@ -59,13 +59,23 @@ def test_every_hook_record_type_has_one_handler() -> None:
 
 
 def _tables() -> set[str]:
+    """Tables the migrations leave, in order: CREATE adds, DROP removes, RENAME renames (a
+    table rebuild creates `<name>_vN`, drops `<name>` and renames the new one)."""
     found = {"schema_version"}  # created by migrate.py itself
-    for sql in MIGRATIONS.glob("*.sql"):
-        found.update(
-            re.findall(
-                r"CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF NOT EXISTS\s+)?(\w+)", sql.read_text()
-            )
-        )
+    statement = re.compile(
+        r"CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF NOT EXISTS\s+)?(?P<create>\w+)"
+        r"|DROP\s+TABLE\s+(?:IF EXISTS\s+)?(?P<drop>\w+)"
+        r"|ALTER\s+TABLE\s+(?P<old>\w+)\s+RENAME\s+TO\s+(?P<new>\w+)"
+    )
+    for sql in sorted(MIGRATIONS.glob("*.sql")):
+        for m in statement.finditer(sql.read_text()):
+            if m["create"]:
+                found.add(m["create"])
+            elif m["drop"]:
+                found.discard(m["drop"])
+            else:
+                found.discard(m["old"])
+                found.add(m["new"])
     return found
 
 
