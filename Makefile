@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops
+.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops chaos
 
 bootstrap: $(STAMP) system-deps
 
@@ -36,6 +36,17 @@ unit: $(STAMP)
 chaos-stops: bootstrap
 	DLA_STOP_RUNS=50 DLA_STOP_REPORT=/tmp/dla-stops.json $(VENV)/bin/pytest -q -s \
 		--timeout 3600 tests/supervisor/test_stops.py::test_dla_up_stops_every_time
+
+# Fault runs with the issue's counts (figures into docs/reliability.md), the longer fuzzing,
+# then the 50 stops; under 30 minutes on 2 cores. `make test` runs the same files small.
+CHAOS_FIGURES ?= /tmp/dla-chaos-figures.jsonl
+chaos: bootstrap
+	rm -f $(CHAOS_FIGURES)
+	CHAOS=1 CHAOS_FIGURES=$(CHAOS_FIGURES) CHAOS_LINKS=200 CHAOS_KILLS=20 \
+		CHAOS_S3_DOWN_S=60 CHAOS_S3_LINKS=40 CHAOS_CLUSTER_LINKS=60 FUZZ_SECONDS=60 \
+		$(VENV)/bin/pytest -q -s --timeout 1800 tests/chaos tests/hostile
+	$(PY) -m tests.chaos.report $(CHAOS_FIGURES)
+	$(MAKE) chaos-stops
 
 bench: bootstrap
 	$(PY) bench/run_all.py

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from services.supervisor.children import free_ports
 from services.supervisor.stack import SERVICES, Stack
@@ -36,6 +37,12 @@ KEPT_PLUGINS = frozenset({"fetch", "htmlmeta"})
 FEED_PAGE = 20
 """Posts shown by the fixture feed (Discourse shows the latest few): older ones are only
 reachable through /posts.json, so a poller that was down must backfill."""
+
+
+heavy = pytest.mark.skipif(
+    os.environ.get("CHAOS") != "1", reason="heavy fault run: `make chaos` (CHAOS=1)"
+)
+"""Marks a fault run too long for `make test`."""
 
 
 def count(name: str, default: int) -> int:

@@ -12,10 +12,10 @@ import pytest
 
 from shared import bus
 from shared.subjects import STREAMS
-from testkit.chaos import Run, accounting, count, fault_env, record, site
+from testkit.chaos import Run, accounting, count, fault_env, heavy, record, site
 from testkit.nats_cluster import NatsCluster
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, heavy]
 
 
 async def declare(urls: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from testkit.chaos import Run, accounting, count, fault_env, record, site
+from testkit.chaos import Run, accounting, count, fault_env, heavy, record, site
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, heavy]
 
 
 @pytest.mark.timeout(420 + count("CHAOS_S3_DOWN_S", 8))
