@@ -1,0 +1,149 @@
+"""The article of a page: several extractors vote, the most agreed-upon candidate wins.
+
+Each source (the raw HTML the fetch plugin stored, the DOM the browser rendered) is run
+through trafilatura (its precision mode and its default mode) and readability-lxml; each
+gives a candidate article in HTML. jusText's paragraphs vote too but are never chosen (it
+gives text only). The chosen candidate is the one whose text shares the most word 4-gram
+shingles with all the others (the medoid): an extractor that grabbed a comment section or
+a navigation menu, or that dropped half the article, disagrees with the rest and loses.
+On the article-extraction benchmark this beats every single extractor (docs/benchmarks.md).
+Ties go to the earlier candidate (trafilatura precision on the rendered DOM first).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import justext
+import lxml.html
+import trafilatura
+from readability import Document
+
+from shared.content.canonical import canonical_text
+from shared.content.shingles import Shingles, agreement, shingles
+
+log = logging.getLogger(__name__)
+STOPLIST = justext.get_stoplist("English")
+MIN_WORDS = 5  # a candidate with fewer words is "no article"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One HTML version of the page: `name` says which (rendered, raw)."""
+
+    name: str
+    html: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One extractor's article from one source."""
+
+    extractor: str
+    source: str
+    html: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Article:
+    """The chosen article: its (unsanitized) HTML, canonical text and where it came from."""
+
+    html: str
+    text: str
+    extractor: str
+    source: str
+    votes: dict[str, float]
+
+
+def _trafilatura(html: str, precision: bool) -> str:
+    out = trafilatura.extract(
+        html,
+        output_format="html",
+        favor_precision=precision,
+        include_comments=False,
+        include_tables=True,
+        include_links=True,
+        include_formatting=True,
+    )
+    return out or ""
+
+
+def _readability(html: str) -> str:
+    try:
+        return str(Document(html).summary(html_partial=True))
+    except Exception as exc:  # readability raises bare Exceptions on odd documents
+        log.info("readability failed: %s", exc)
+        return ""
+
+
+def _justext(html: str) -> str:
+    try:
+        paragraphs = justext.justext(html.encode("utf-8"), STOPLIST)
+    except Exception as exc:  # lxml errors on empty/odd documents
+        log.info("justext failed: %s", exc)
+        return ""
+    return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+
+EXTRACTORS = (
+    ("trafilatura-precision", lambda html: _trafilatura(html, precision=True)),
+    ("trafilatura", lambda html: _trafilatura(html, precision=False)),
+    ("readability", _readability),
+)
+
+
+def candidates(sources: Sequence[Source]) -> list[Candidate]:
+    """Every extractor's article from every source, in preference order."""
+    found = []
+    for source in sources:
+        if not source.html.strip():
+            continue
+        for name, run in EXTRACTORS:
+            html = run(source.html)
+            found.append(Candidate(name, source.name, html, canonical_text(html) if html else ""))
+    return found
+
+
+def choose(found: Sequence[Candidate], voters: Sequence[str] = ()) -> Article | None:
+    """The medoid candidate (see the module docstring); None when no candidate has text."""
+    usable = [c for c in found if len(c.text.split()) >= MIN_WORDS]
+    if not usable:
+        return None
+    grams: list[Shingles] = [shingles(c.text) for c in usable]
+    others = grams + [shingles(v) for v in voters if v.strip()]
+    votes = [
+        sum(agreement(g, o) for j, o in enumerate(others) if j != i) for i, g in enumerate(grams)
+    ]
+    best = max(range(len(usable)), key=lambda i: (votes[i], -i))
+    winner = usable[best]
+    return Article(
+        html=winner.html,
+        text=winner.text,
+        extractor=winner.extractor,
+        source=winner.source,
+        votes={
+            f"{c.source}/{c.extractor}": round(v, 4) for c, v in zip(usable, votes, strict=True)
+        },
+    )
+
+
+def extract_article(sources: Sequence[Source]) -> Article | None:
+    """The page's article from its HTML versions (rendered first), or None if none is found."""
+    found = candidates(sources)
+    voters = [_justext(s.html) for s in sources if s.html.strip()]
+    return choose(found, voters)
+
+
+def page_text(html: str) -> str:
+    """The whole page's visible text (the fallback for search when no article is found)."""
+    try:
+        root = lxml.html.document_fromstring(html)
+    except Exception:  # empty or unparsable document
+        return ""
+    body = root.find("body")
+    return canonical_text(
+        lxml.html.tostring(body if body is not None else root, encoding="unicode")
+    )

@@ -1,0 +1,74 @@
+"""extract_article: the vote between extractors, on a hand-made page and a corpus sample."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from bench.extraction_scores import shingle_counts
+from shared.content.extract import Candidate, Source, choose, extract_article, page_text
+
+PARAS = [
+    "The city council voted on Tuesday to expand the bicycle network across the river, "
+    "adding twelve kilometres of protected lanes by the end of next year.",
+    "Supporters said the plan would cut traffic deaths, while shop owners worried about "
+    "losing parking spaces in front of their stores on the main street.",
+    "The mayor promised a review after six months and said the money comes from the "
+    "regional transport fund rather than from local taxes.",
+    "Construction starts in spring, and the first section should open before the summer "
+    "holidays if the weather allows the crews to work without long breaks.",
+]
+NAV = "".join(f"<li><a href='/s{i}'>Section {i} news and more</a></li>" for i in range(30))
+PAGE = (
+    "<html><head><title>Council expands bike lanes</title></head><body>"
+    f"<nav><ul>{NAV}</ul></nav><main><article><h1>Council expands bike lanes</h1>"
+    + "".join(f"<p>{p}</p>" for p in PARAS)
+    + "</article></main><footer><p>Copyright 2024 Example News. All rights reserved. "
+    "Privacy policy. Terms of use. Cookie settings.</p></footer></body></html>"
+)
+
+
+def test_article_is_found_and_boilerplate_left_out():
+    article = extract_article([Source("raw", PAGE)])
+    assert article is not None
+    for p in PARAS:
+        assert p in article.text
+    assert "Section 3 news" not in article.text
+    assert "All rights reserved" not in article.text
+    assert article.source == "raw"
+    assert set(article.votes) >= {"raw/trafilatura-precision", "raw/readability"}
+
+
+def test_no_article_in_an_empty_page():
+    assert extract_article([Source("raw", "")]) is None
+    assert extract_article([Source("raw", "<html><body></body></html>")]) is None
+
+
+def test_page_text_is_the_whole_visible_page():
+    text = page_text(PAGE)
+    assert "Section 3 news" in text and PARAS[0] in text and "Council" in text
+    assert page_text("") == ""
+
+
+def test_the_candidate_most_others_agree_with_wins():
+    good = " ".join(PARAS)
+    cands = [
+        Candidate("a", "rendered", "<p>x</p>", good + " Reader comments: first! great post"),
+        Candidate("b", "rendered", "<p>y</p>", good),
+        Candidate("c", "raw", "<p>z</p>", PARAS[0]),
+    ]
+    chosen = choose(cands, voters=[good])
+    assert chosen is not None and chosen.extractor == "b"
+    assert choose([Candidate("a", "raw", "", "too short")]) is None
+
+
+def test_corpus_sample_scores_well(corpora: Path):
+    base = corpora / "extraction" / "article-extraction-benchmark"
+    gold = json.loads((base / "ground-truth.json").read_text())
+    for path in sorted((base / "html").glob("*.html.gz"))[:3]:
+        html = gzip.decompress(path.read_bytes()).decode("utf-8")
+        article = extract_article([Source("raw", html)])
+        assert article is not None
+        tp, fp, fn = shingle_counts(gold[path.name.split(".")[0]]["articleBody"], article.text)
+        assert 2 * tp / (2 * tp + fp + fn) > 0.8, path.name

@@ -1,0 +1,108 @@
+"""extract_metadata and merge: precedence rules on hand-written pages."""
+
+from __future__ import annotations
+
+import json
+
+from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
+
+URL = "https://news.example/2024/story"
+
+
+def page(head: str, body: str = "<p>x</p>", lang: str = "en") -> str:
+    return f'<html lang="{lang}"><head>{head}</head><body>{body}</body></html>'
+
+
+def test_meta_tags_and_links():
+    html = page(
+        '<title>Doc title - Site</title><meta property="og:title" content="OG title">'
+        '<meta name="description" content="Desc"><meta property="og:site_name" content="Site">'
+        '<meta name="author" content="Jane Doe"><link rel="canonical" href="/canon">'
+        '<link rel="icon" href="/i.png"><meta property="og:image" content="https://i/x.jpg">'
+        '<meta property="article:published_time" content="2024-03-01T10:00:00+01:00">'
+    )
+    m = extract_metadata(html, URL, find_dates=False)
+    assert m == PageMetadata(
+        title="OG title",
+        description="Desc",
+        author="Jane Doe",
+        published_at="2024-03-01T10:00:00+01:00",
+        site_name="Site",
+        language="en",
+        canonical_url="https://news.example/canon",
+        favicon="https://news.example/i.png",
+        image="https://i/x.jpg",
+    )
+
+
+def test_json_ld_headline_and_authors():
+    ld = {
+        "@context": "https://schema.org",
+        "@graph": [
+            {"@type": "WebSite", "name": "Site"},
+            {
+                "@type": "NewsArticle",
+                "headline": "Real &amp; current headline",
+                "author": [{"@type": "Person", "name": "A One"}, {"name": "B Two"}],
+                "publisher": {"@type": "Organization", "name": "Pub"},
+                "datePublished": "2023-05-06",
+            },
+        ],
+    }
+    html = page(
+        '<title>Real current headline | Pub</title><meta property="og:title" content="Stale">'
+        f'<script type="application/ld+json">{json.dumps(ld)}</script>'
+    )
+    m = extract_metadata(html, URL, find_dates=False)
+    assert m.title == "Real & current headline"
+    assert m.author == "A One, B Two"
+    assert m.site_name == "Pub"
+    assert m.published_at == "2023-05-06"
+
+
+def test_not_authors_are_skipped():
+    html = page(
+        '<meta property="og:site_name" content="The Paper">'
+        '<meta name="author" content="The Paper"><meta property="article:author" '
+        'content="https://facebook.com/someone">',
+        '<p class="byline">By Jo Writer</p>',
+    )
+    assert extract_metadata(html, URL, find_dates=False).author == "Jo Writer"
+
+
+def test_space_separated_properties_and_dublin_core_first():
+    html = page(
+        '<title>T</title><meta property="og:title twitter:title" content="Shared">'
+        '<meta property="dc:title" content="DC title">'
+    )
+    assert extract_metadata(html, URL, find_dates=False).title == "DC title"
+    html = page('<title>T</title><meta property="og:title twitter:title" content="Shared">')
+    assert extract_metadata(html, URL, find_dates=False).title == "Shared"
+
+
+def test_platform_author_and_reddit_wrapper():
+    x = page('<meta property="og:title" content="Jane (@jane) on X: &quot;hi&quot;">')
+    assert extract_metadata(x, "https://x.com/jane/status/1", find_dates=False).author == "Jane"
+    r = page(
+        '<meta property="og:title" content="From the lotus community on Reddit: My car">'
+    )
+    assert extract_metadata(r, "https://www.reddit.com/r/lotus/", find_dates=False).title == (
+        "My car"
+    )
+
+
+def test_no_html_gives_empty_metadata():
+    assert extract_metadata("", URL) == PageMetadata()
+    assert extract_metadata("   ", URL).as_dict() == {}
+
+
+def test_merge_prefers_rendered_unless_it_is_a_wall():
+    raw = PageMetadata(title="Article", author="A", description="raw desc")
+    rendered = PageMetadata(title="Article (updated)", language="en")
+    merged = merge(raw, rendered)
+    assert merged.title == "Article (updated)"
+    assert merged.author == "A" and merged.language == "en" and merged.description == "raw desc"
+    wall = PageMetadata(title="Log in to continue", description="Sign in")
+    assert looks_like_wall(wall)
+    assert merge(raw, wall).title == "Article"
+    assert merge(raw, wall).description == "raw desc"
