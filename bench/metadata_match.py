@@ -1,7 +1,8 @@
 """How the extraction benchmark decides that a title, author or date "matches" the gold value.
 
 - Text is compared after NFKD with accents dropped, case folding, `_` as a space,
-  typographic quotes/dashes made plain, whitespace collapsed and surrounding quotes/punctuation trimmed.
+  typographic quotes/dashes made plain, whitespace collapsed and surrounding
+  quotes/punctuation trimmed.
 - Title: equal, or equal once site-name parts are cut from either side: gold sets disagree
   on whether "Headline - Site" keeps the " - Site" (Readability cuts it, metascraper keeps
   og:title as is), so a title matches when one is the other minus leading or trailing

@@ -8,8 +8,14 @@ from pathlib import PurePosixPath
 _BY_NAME: dict[tuple[str, str], str] = {
     ("fetch", "headers.json"): "headers",
     ("fetch", "fetch.warc.gz"): "warc",
-    ("reddit_json", "reddit.json"): "reddit_json",
-    ("htmlmeta", "metadata.json"): "metadata",
+    ("metadata", "metadata.json"): "metadata",
+    ("readable", "article.html"): "article",
+    ("readable", "readable.json"): "readable_json",
+    ("reddit", "page.html"): "reddit_html",
+    ("reddit", "thread.json"): "reddit_json",
+    ("reddit", "thread.html"): "reddit_thread",
+    ("reddit", "post.json"): "reddit_post",
+    ("reddit", "reddit.json"): "reddit_sources",
 }
 _BY_PREFIX: dict[tuple[str, str], str] = {
     ("fetch", "body"): "raw_response",

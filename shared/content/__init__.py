@@ -1,3 +1,3 @@
-"""Pure functions over page HTML: the article (extract), a safe copy of it (sanitize), its
-search text (canonical), and the page's metadata (metadata). No I/O: plugins read the files
-and call these."""
+"""Page content: the article (extract), a safe copy of it (sanitize), its search text
+(canonical), the page's metadata (metadata), and reading the captures those are made from
+(inputs). Everything but `inputs` is pure; the plugins stay thin and call these."""

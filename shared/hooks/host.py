@@ -37,9 +37,13 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "hashlib",
     "shared.hooks.records",
     "httpx",
+    "shared.content.extract",
+    "shared.content.metadata",
 )
 """Modules imported once in the host so hooks find them ready (httpx: the project's HTTP
-client, ~100 ms to import; a module that fails to import only costs speed)."""
+client, ~100 ms to import; shared.content: trafilatura, readability-lxml, jusText, lxml and nh3
+for the metadata and readable hooks, ~500 ms; a module that fails to import only costs
+speed)."""
 START_TIMEOUT = 20.0
 """Seconds the host may take to import its preload and say ready."""
 

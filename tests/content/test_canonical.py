@@ -6,7 +6,10 @@ from shared.content.canonical import canonical_text
 
 
 def test_blocks_are_separated_by_a_blank_line_and_inline_text_is_joined():
-    html = "<h1>Title</h1><p>One <b>bold</b>\n  and <a href='#'>link</a>.</p><ul><li>a</li><li>b</li></ul>"
+    html = (
+        "<h1>Title</h1><p>One <b>bold</b>\n  and <a href='#'>link</a>.</p>"
+        "<ul><li>a</li><li>b</li></ul>"
+    )
     assert canonical_text(html) == "Title\n\nOne bold and link.\n\na\n\nb"
 
 

@@ -83,9 +83,7 @@ def test_space_separated_properties_and_dublin_core_first():
 def test_platform_author_and_reddit_wrapper():
     x = page('<meta property="og:title" content="Jane (@jane) on X: &quot;hi&quot;">')
     assert extract_metadata(x, "https://x.com/jane/status/1", find_dates=False).author == "Jane"
-    r = page(
-        '<meta property="og:title" content="From the lotus community on Reddit: My car">'
-    )
+    r = page('<meta property="og:title" content="From the lotus community on Reddit: My car">')
     assert extract_metadata(r, "https://www.reddit.com/r/lotus/", find_dates=False).title == (
         "My car"
     )

@@ -1,0 +1,70 @@
+"""Hook (step 8, post-processing): the page's metadata, from the raw HTML and the rendered DOM.
+
+Reads `../fetch/body.html` (raw, step 6) and `../dom/dom.html` (rendered, step 5), each when
+present and not an HTTP error page, plus `../reddit/post.json` for Reddit links (step 6).
+Each HTML version gives title, description, author, published date, site name, language,
+canonical link, favicon and image (shared.content.metadata); the two are merged: the
+rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an
+interstitial and the raw page is not; a field one lacks comes from the other. Reddit's JSON
+wins over both. Writes `metadata.json` (the merged values and each source's) and emits one
+Metadata record. No HTML at all: `skipped` (nothing to read; not retried).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+
+from shared.content.inputs import read_inputs
+from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
+from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
+
+
+def reddit_metadata(folder: Path) -> PageMetadata | None:
+    """The reddit plugin's post metadata (post.json), when it wrote one."""
+    try:
+        data = json.loads((folder / "reddit" / "post.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    known = {f.name for f in fields(PageMetadata)}
+    return PageMetadata(**{k: v for k, v in data.items() if k in known and isinstance(v, str)})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    args, _ = parser.parse_known_args()
+    snapshot = Path("..")
+    inputs = read_inputs(snapshot, args.url)
+    reddit = reddit_metadata(snapshot)
+    if inputs.raw is None and inputs.rendered is None and reddit is None:
+        why = "; ".join(inputs.skipped) or "no HTML captured"
+        emit(ArchiveResultRecord(status="skipped", output_str=why))
+        return 0
+    url = inputs.final_url
+    raw = extract_metadata(inputs.raw, url) if inputs.raw is not None else PageMetadata()
+    rendered = (
+        extract_metadata(inputs.rendered, url) if inputs.rendered is not None else PageMetadata()
+    )
+    merged = merge(raw, rendered)
+    if reddit is not None:
+        merged = replace(merged, **reddit.as_dict())
+    saved = {
+        **merged.as_dict(),
+        "sources": {"raw": raw.as_dict(), "rendered": rendered.as_dict()},
+        "rendered_is_wall": looks_like_wall(rendered),
+        "reddit_json": reddit is not None,
+        "skipped_sources": list(inputs.skipped),
+    }
+    Path("metadata.json").write_text(json.dumps(saved, indent=1, ensure_ascii=False))
+    values = asdict(merged)
+    emit(MetadataRecord(**{k: values[k] for k in MetadataRecord.model_fields if k in values}))
+    emit(ArchiveResultRecord(status="succeeded", output_str=merged.title or "(untitled)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

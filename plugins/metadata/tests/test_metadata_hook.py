@@ -1,0 +1,92 @@
+"""The metadata hook as a real subprocess on the captures of a snapshot folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from shared.hooks.records import ArchiveResultRecord, HookRecord, MetadataRecord, parse_record
+
+HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__81_metadata.py"
+
+RAW = b"""<!doctype html><html lang="en"><head><title> Fallback  title </title>
+<meta property="og:title" content="The OG title"><meta name="description" content="Desc.">
+<meta property="article:published_time" content="2026-01-02T03:04:05Z">
+<meta name="author" content="Ann Author"><link rel="canonical" href="/story">
+<meta property="og:site_name" content="Site"></head><body><p>x</p></body></html>"""
+RENDERED = b"""<html lang="en-GB"><head><title>Rendered title</title>
+<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Rendered title",
+"author": {"@type": "Person", "name": "Rita Render"}}</script></head><body></body></html>"""
+WALL = b"""<html><head><title>Log in to continue</title></head><body>Sign in</body></html>"""
+
+
+def run(
+    tmp_path: Path,
+    raw: bytes | None = None,
+    rendered: bytes | None = None,
+    raw_status: int = 200,
+) -> list[HookRecord]:
+    for folder in ("fetch", "dom", "navigate", "metadata"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    if raw is not None:
+        (tmp_path / "fetch" / "body.html").write_bytes(raw)
+        headers = {"status": raw_status, "final_url": "https://news.example/a?x=1"}
+        (tmp_path / "fetch" / "headers.json").write_text(json.dumps(headers))
+    if rendered is not None:
+        (tmp_path / "dom" / "dom.html").write_bytes(rendered)
+        nav = {"status": 200, "final_url": "https://news.example/a"}
+        (tmp_path / "navigate" / "navigate.json").write_text(json.dumps(nav))
+    proc = subprocess.run(
+        [sys.executable, str(HOOK), "--url=https://news.example/a"],
+        cwd=tmp_path / "metadata",
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    return [parse_record(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def meta_of(records: list[HookRecord]) -> MetadataRecord:
+    return next(r for r in records if isinstance(r, MetadataRecord))
+
+
+def test_raw_only(tmp_path: Path) -> None:
+    records = run(tmp_path, raw=RAW)
+    meta = meta_of(records)
+    assert meta.title == "The OG title" and meta.description == "Desc."
+    assert meta.published_at and meta.published_at.startswith("2026-01-02")
+    assert meta.site_name == "Site" and meta.language == "en" and meta.author == "Ann Author"
+    assert records[-1] == ArchiveResultRecord(status="succeeded", output_str="The OG title")
+    saved = json.loads((tmp_path / "metadata" / "metadata.json").read_text())
+    assert saved["canonical_url"] == "https://news.example/story"
+    assert saved["favicon"] == "https://news.example/favicon.ico"
+
+
+def test_rendered_wins_and_raw_fills_the_gaps(tmp_path: Path) -> None:
+    meta = meta_of(run(tmp_path, raw=RAW, rendered=RENDERED))
+    assert meta.title == "Rendered title" and meta.author == "Rita Render"
+    assert meta.language == "en-GB"
+    assert meta.description == "Desc." and meta.site_name == "Site"
+    saved = json.loads((tmp_path / "metadata" / "metadata.json").read_text())
+    assert saved["sources"]["raw"]["title"] == "The OG title"
+
+
+def test_a_rendered_login_wall_loses_to_the_raw_page(tmp_path: Path) -> None:
+    meta = meta_of(run(tmp_path, raw=RAW, rendered=WALL))
+    assert meta.title == "The OG title"
+    saved = json.loads((tmp_path / "metadata" / "metadata.json").read_text())
+    assert saved["rendered_is_wall"] is True
+
+
+def test_an_http_error_page_is_not_described(tmp_path: Path) -> None:
+    error_page = b"<html><head><title>503 Service Unavailable</title></head></html>"
+    (result,) = run(tmp_path, raw=error_page, raw_status=503)
+    assert isinstance(result, ArchiveResultRecord)
+    assert result.status == "skipped" and "HTTP 503" in result.output_str
+
+
+def test_nothing_captured_is_skipped(tmp_path: Path) -> None:
+    (result,) = run(tmp_path)
+    assert isinstance(result, ArchiveResultRecord) and result.status == "skipped"

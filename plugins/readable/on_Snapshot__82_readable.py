@@ -1,0 +1,75 @@
+"""Hook (step 8, post-processing): the article, sanitized, and its canonical text for search.
+
+Reads the rendered DOM (`../dom/dom.html`) and the raw HTML (`../fetch/body.html`), each when
+present and not an HTTP error page (shared.content.inputs). For Reddit links whose JSON the
+reddit plugin turned into `../reddit/thread.html` (post and comments), that is the article.
+Otherwise trafilatura, readability-lxml and jusText vote on both versions and the candidate
+the others agree with most wins (shared.content.extract). The article is sanitized with nh3
+after its URLs are resolved against the final URL (shared.content.sanitize) and written as
+`article.html`; its canonical text (shared.content.canonical) is `text.txt` and the Text
+record that fills the search index. No article found: the whole page's visible text is
+indexed instead (and is `text.txt`), with no `article.html`. `readable.json` says which
+extractor and source won and the votes. No HTML at all: `skipped`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from shared.content.canonical import canonical_text
+from shared.content.extract import Source, extract_article, page_text
+from shared.content.inputs import read_inputs
+from shared.content.sanitize import sanitize_html
+from shared.hooks.records import ArchiveResultRecord, TextRecord, emit
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    args, _ = parser.parse_known_args()
+    limit = int(os.environ.get("READABLE_MAX_TEXT_CHARS", "200000"))
+    cap = int(os.environ.get("READABLE_MAX_HTML_BYTES", "20000000"))
+    snapshot = Path("..")
+    inputs = read_inputs(snapshot, args.url)
+    thread = snapshot / "reddit" / "thread.html"
+    sources = [
+        Source(name, html[:cap])
+        for name, html in (("rendered", inputs.rendered), ("raw", inputs.raw))
+        if html is not None
+    ]
+    info: dict[str, object] = {"final_url": inputs.final_url, "skipped": list(inputs.skipped)}
+    if thread.is_file():
+        article_html = thread.read_text(encoding="utf-8")
+        info.update(extractor="reddit-json", source="reddit")
+    elif sources:
+        article = extract_article(sources)
+        article_html = article.html if article else ""
+        if article:
+            info.update(extractor=article.extractor, source=article.source, votes=article.votes)
+    else:
+        why = "; ".join(inputs.skipped) or "no HTML captured"
+        emit(ArchiveResultRecord(status="skipped", output_str=why))
+        return 0
+    if article_html:
+        safe = sanitize_html(article_html, inputs.final_url)
+        Path("article.html").write_text(safe, encoding="utf-8")
+        text = canonical_text(safe)
+    else:
+        info.update(extractor=None, source="page")
+        text = page_text(sources[0].html) if sources else ""
+    Path("text.txt").write_text(text, encoding="utf-8")
+    info["words"] = len(text.split())
+    Path("readable.json").write_text(json.dumps(info, indent=1, ensure_ascii=False))
+    if text and limit:
+        emit(TextRecord(text=text[:limit]))
+    what = "article" if article_html else "page text (no article found)"
+    emit(ArchiveResultRecord(status="succeeded", output_str=f"{what}, {info['words']} words"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

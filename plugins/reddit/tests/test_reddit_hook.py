@@ -1,0 +1,151 @@
+"""The reddit hook as a real subprocess against a fixture server on 127.0.0.1 standing in for
+old.reddit.com, www.reddit.com and the JSON endpoint (their bases are settings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.hooks.records import ArchiveResultRecord, HookRecord, parse_record
+from testkit.httpserver import FixtureServer, Reply
+
+HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__62_reddit.py"
+CORPORA = Path(__file__).resolve().parents[3].parent / "shared" / "corpora"
+LINK = "https://www.reddit.com/r/t/comments/abc123/a_title/"
+PATH = "/r/t/comments/abc123/a_title/"
+THREAD_PAGE = (
+    b"<html><head><title>A title : t</title></head><body><div class='thing'>"
+    b"<a href='/r/t/comments/abc123/a_title/'>A title</a><p>Self text</p></div></body></html>"
+)
+THREAD_JSON: list[dict[str, Any]] = [
+    {"kind": "Listing", "data": {"children": [{"kind": "t3", "data": {
+        "title": "A title", "author": "op", "subreddit_name_prefixed": "r/t",
+        "created_utc": 1700000000.0, "permalink": PATH, "selftext": "Self text"}}]}},
+    {"kind": "Listing", "data": {"children": [{"kind": "t1", "data": {
+        "author": "alice", "body": "Nice post", "replies": ""}}]}},
+]  # fmt: skip
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+JSON = {"Content-Type": "application/json"}
+
+
+@pytest.fixture
+def reddit() -> Iterator[FixtureServer]:
+    """Prefixes: /ok (the thread), /lw (login wall), /gate (over-18), /blocked (403)."""
+    with FixtureServer() as s:
+        body = json.dumps(THREAD_JSON).encode()
+        s.routes[f"/ok{PATH}"] = Reply(THREAD_PAGE, headers=HTML)
+        s.routes[f"/ok{PATH.rstrip('/')}/.json"] = Reply(body, headers=JSON)
+        s.routes[f"/lw{PATH}"] = Reply(b"", 302, {"Location": f"/lw/login/?dest={PATH}"})
+        s.routes["/lw/login/"] = Reply(b"<title>reddit - Log in</title><form>", headers=HTML)
+        s.routes[f"/lw{PATH.rstrip('/')}/.json"] = Reply(b"", 302, {"Location": "/lw/login/"})
+        s.routes[f"/gate{PATH}"] = Reply(b"", 302, {"Location": "/gate/over18?dest=x"})
+        s.routes["/gate/over18"] = Reply(b"<p>are you over eighteen and willing", headers=HTML)
+        whoa = Reply(b"<h1>whoa there, pardner!</h1>", 403, HTML)
+        s.routes[f"/blocked{PATH}"] = whoa
+        s.routes[f"/blocked{PATH.rstrip('/')}/.json"] = whoa
+        yield s
+
+
+def run(cwd: Path, link: str = LINK, **bases: str) -> tuple[int, list[HookRecord]]:
+    env = {
+        **os.environ,
+        "REDDIT_OLD_BASE": bases.get("old", ""),
+        "REDDIT_WWW_BASE": bases.get("www", ""),
+        "REDDIT_JSON_BASE": bases.get("json", ""),
+        "REDDIT_REQUEST_TIMEOUT": "10",
+    }
+    proc = subprocess.run([sys.executable, str(HOOK), f"--url={link}"], cwd=cwd, env=env,
+                          capture_output=True, timeout=60)  # fmt: skip
+    records = [parse_record(line) for line in proc.stdout.decode().splitlines() if line.strip()]
+    return proc.returncode, records
+
+
+def result(records: list[HookRecord]) -> ArchiveResultRecord:
+    return [r for r in records if isinstance(r, ArchiveResultRecord)][-1]
+
+
+def report(cwd: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((cwd / "reddit.json").read_text())
+    return data
+
+
+def test_old_reddit_and_json(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/ok", www=f"{b}/blocked", json=f"{b}/ok")
+    assert code == 0 and result(records).status == "succeeded"
+    assert result(records).output_str == "old.reddit + json"
+    assert (tmp_path / "page.html").read_bytes() == THREAD_PAGE
+    assert report(tmp_path)["html_source"] == "old.reddit" and report(tmp_path)["json"] is True
+    assert not any(p.startswith("/blocked") for p, _ in reddit.requests)  # www not needed
+    thread = (tmp_path / "thread.html").read_text()
+    assert "<h1>A title</h1>" in thread and "u/alice" in thread and "Nice post" in thread
+    post = json.loads((tmp_path / "post.json").read_text())
+    assert post["title"] == "A title" and post["author"] == "op" and post["site_name"] == "r/t"
+    assert json.loads((tmp_path / "thread.json").read_text()) == THREAD_JSON
+
+
+def test_login_wall_falls_back_to_www(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/lw", www=f"{b}/ok", json=f"{b}/ok")
+    assert code == 0 and result(records).output_str.startswith("www.reddit + json")
+    verdicts = [a["verdict"] for a in report(tmp_path)["attempts"]]
+    assert verdicts == ["login", "ok", "ok"]
+    assert report(tmp_path)["html_source"] == "www.reddit"
+
+
+def test_blocked_and_over18_leave_the_json_alone(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/blocked", www=f"{b}/gate", json=f"{b}/ok")
+    assert code == 0 and result(records).output_str.startswith("json (")
+    assert [a["verdict"] for a in report(tmp_path)["attempts"]] == ["blocked", "over18", "ok"]
+    assert report(tmp_path)["html_source"] is None
+    assert not (tmp_path / "page.html").exists() and (tmp_path / "thread.html").exists()
+
+
+def test_everything_blocked_is_a_hard_failure(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/blocked", www=f"{b}/blocked", json=f"{b}/blocked")
+    assert code == 1
+    assert result(records).status == "failed" and result(records).error_code == "E_REDDIT_BLOCKED"
+
+
+def test_login_walls_everywhere_are_a_soft_failure(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/lw", www=f"{b}/lw", json=f"{b}/lw")
+    assert code == 0
+    assert result(records).error_code == "E_REDDIT_LOGIN_WALL"
+    assert report(tmp_path)["attempts"][-1]["verdict"] == "not_json"
+
+
+def test_redirects_stay_on_the_configured_hosts(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    reddit.routes[f"/out{PATH}"] = Reply(b"", 302, {"Location": "http://127.0.0.2:9/x"})
+    code, _ = run(tmp_path, old=f"{b}/out", www=f"{b}/ok", json=f"{b}/ok")
+    assert code == 0
+    first = report(tmp_path)["attempts"][0]
+    assert first["verdict"] == "error" and "outside Reddit" in first["error"]
+
+
+def test_praw_recording_served_as_the_json(reddit: FixtureServer, tmp_path: Path) -> None:
+    recorded = CORPORA / "platforms" / "reddit" / "json" / "2gmzqe_selfpost.json"
+    if not recorded.exists():
+        pytest.skip("../shared/corpora not present")
+    reddit.routes[f"/praw{PATH.rstrip('/')}/.json"] = Reply(recorded.read_bytes(), headers=JSON)
+    b = reddit.base
+    code, _ = run(tmp_path, old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/praw")
+    assert code == 0
+    post = json.loads((tmp_path / "post.json").read_text())
+    assert post["title"] == "[PRAW] HTTPS enabled PRAW testing needed"
+    assert post["author"] == "bboe" and post["published_at"] == "2014-09-17T06:34:31Z"
+
+
+def test_other_links_are_skipped(tmp_path: Path) -> None:
+    code, records = run(tmp_path, link="https://example.org/a")
+    assert code == 0 and result(records).status == "skipped"

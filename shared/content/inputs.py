@@ -1,0 +1,100 @@
+"""What the post-processing hooks read: the other plugins' captures of the snapshot.
+
+A hook's cwd is `out_dir/<plugin>/`; the captures sit beside it:
+- `../dom/dom.html`: the DOM the browser rendered (dom plugin, step 5), UTF-8;
+- `../navigate/navigate.json`: `final_url`, `status`, headers of the browser's navigation;
+- `../fetch/body.html`: the raw body (fetch plugin, step 6), bytes as served, and
+  `../fetch/headers.json`: `final_url`, `status`, `headers`;
+- `../reddit/page.html`: for Reddit links, the old.reddit (or www) page the reddit plugin
+  found usable; it replaces fetch's body as the raw HTML.
+A source whose recorded HTTP status is an error (>= 400) is left out: an error page is never
+described as the page (its title would be "503 Service Unavailable").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CHARSET_HEADER = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
+CHARSET_META = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", re.I)
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass(frozen=True)
+class PageInputs:
+    """The snapshot's HTML versions (None when absent or an error page) and its final URL."""
+
+    rendered: str | None
+    raw: str | None
+    final_url: str
+    skipped: tuple[str, ...] = ()
+    """Why a present source was left out, e.g. "raw: HTTP 503"."""
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if isinstance(headers, dict):
+        for key, value in headers.items():
+            if str(key).lower() == name:
+                return str(value)
+    return None
+
+
+def decode_html(data: bytes, content_type: str | None = None) -> str:
+    """Bytes of an HTML page as text: the header's charset, else a `<meta charset>`, else
+    UTF-8, else Windows-1252 (what browsers assume); never raises."""
+    header = CHARSET_HEADER.search(content_type or "")
+    meta = CHARSET_META.search(data[:4096])
+    names = [header.group(1) if header else None, meta.group(1).decode() if meta else None]
+    for name in names:
+        if name:
+            try:
+                return data.decode(name, errors="replace")
+            except LookupError:
+                continue
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _is_error(status: Any) -> bool:
+    return isinstance(status, int) and status >= 400
+
+
+def read_inputs(out_dir: Path, url: str) -> PageInputs:
+    """The captures beside a hook's folder (`out_dir` is the snapshot folder, i.e. `..`)."""
+    skipped: list[str] = []
+    nav = _json(out_dir / "navigate" / "navigate.json")
+    fetched = _json(out_dir / "fetch" / "headers.json")
+    rendered: str | None = None
+    dom = out_dir / "dom" / "dom.html"
+    if dom.is_file():
+        if _is_error(nav.get("status")):
+            skipped.append(f"rendered: HTTP {nav['status']}")
+        else:
+            rendered = decode_html(dom.read_bytes(), "text/html; charset=utf-8")
+    raw: str | None = None
+    body = out_dir / "fetch" / "body.html"
+    content_type = _header(fetched.get("headers"), "content-type")
+    reddit_page = out_dir / "reddit" / "page.html"
+    if reddit_page.is_file():
+        raw = decode_html(reddit_page.read_bytes())
+    elif body.is_file():
+        if _is_error(fetched.get("status")):
+            skipped.append(f"raw: HTTP {fetched['status']}")
+        else:
+            raw = decode_html(body.read_bytes(), content_type)
+    final_url = str(nav.get("final_url") or fetched.get("final_url") or url)
+    return PageInputs(rendered, raw, final_url, tuple(skipped))
