@@ -10,8 +10,9 @@ article) and `post.json` (title, author, date, subreddit: the metadata plugin's 
 Redirects are followed only within the three configured bases.
 
 Outcome: succeeded when the page or the JSON worked (output says which); when neither did,
-failed: hard (retried) if a request was blocked (403/429), timed out or hit a 5xx, soft
-(E_REDDIT_LOGIN_WALL, E_REDDIT_OVER18, E_REDDIT_NOT_FOUND) otherwise.
+failed: hard (exit 1, retried) with E_REDDIT_BLOCKED (403/429, a block page) or
+E_REDDIT_FAILED (timeout, connection error, 5xx), soft with E_REDDIT_LOGIN_WALL,
+E_REDDIT_AGE_GATE or E_REDDIT_NOT_FOUND (retrying cannot help).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from shared.content.reddit import (
     thread_metadata,
     thread_path,
 )
+from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, emit
 
 MAX_REDIRECTS = 5
@@ -121,17 +123,18 @@ def thread_json(fetcher: Fetcher, url: str, base: str) -> tuple[bool, dict[str, 
     return True, attempt
 
 
-def outcome(attempts: list[dict[str, Any]]) -> tuple[str, bool]:
-    """(error code, hard) when nothing worked."""
+def outcome(attempts: list[dict[str, Any]]) -> str:
+    """The error code when nothing worked (whether it is retried: shared.hooks.error_codes)."""
     verdicts = {a["verdict"] for a in attempts}
     if "blocked" in verdicts:
-        return "E_REDDIT_BLOCKED", True
+        return "E_REDDIT_BLOCKED"
     if "error" in verdicts:  # timeouts, refused connections, 5xx, oversized responses
-        return "E_REDDIT_FAILED", True
-    for verdict, code in (("login", "E_REDDIT_LOGIN_WALL"), ("over18", "E_REDDIT_OVER18")):
-        if verdict in verdicts:
-            return code, False
-    return "E_REDDIT_NOT_FOUND", False
+        return "E_REDDIT_FAILED"
+    if "login" in verdicts:
+        return "E_REDDIT_LOGIN_WALL"
+    if "over18" in verdicts:
+        return "E_REDDIT_AGE_GATE"
+    return "E_REDDIT_NOT_FOUND"
 
 
 def main() -> int:
@@ -164,10 +167,10 @@ def main() -> int:
         summary = " + ".join(parts) + (f" ({why})" if why else "")
         emit(ArchiveResultRecord(status="succeeded", output_str=summary[:500]))
         return 0
-    code, hard = outcome(attempts)
+    code = outcome(attempts)
     why = "; ".join(f"{a['url']}: {a['verdict']} {a['error'] or a['status']}" for a in attempts)
     emit(ArchiveResultRecord(status="failed", output_str=why[:500], error_code=code))
-    return 1 if hard else 0
+    return 1 if retry_worthy(code) else 0
 
 
 if __name__ == "__main__":

@@ -79,6 +79,12 @@ KINDS: dict[str, ErrorKind] = {
     "HTTP_4XX": ErrorKind(
         "http_error", False, "failed", "the server answered 4xx (408 and 429 are retried)"
     ),
+    "BLOCKED": ErrorKind(
+        "blocked", True, "failed", "the site served a block page (403/429, anti-bot) instead"
+    ),
+    "LOGIN_WALL": ErrorKind("login_wall", False, "failed", "the site served only a login page"),
+    "AGE_GATE": ErrorKind("age_gate", False, "failed", "the site served only its over-18 gate"),
+    "NOT_FOUND": ErrorKind("not_found", False, "failed", "the page does not exist (any more)"),
     "SPAWN": ErrorKind("hook_error", True, "failed", "the hook could not be started"),
     "CONFIG": ErrorKind("config_error", False, "failed", "a plugin setting is invalid"),
     "MISSING": ErrorKind(
