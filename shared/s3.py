@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -166,9 +167,40 @@ class ObjectStore:
             raise StorageError(f"listing {prefix} failed: {exc}") from exc
         return keys
 
-    async def presigned_get(self, key: str, expires_s: int = 3600) -> str:
-        """A time-limited GET URL for an object."""
+    async def presigned_get(
+        self,
+        key: str,
+        expires_s: int = 3600,
+        *,
+        content_type: str | None = None,
+        disposition: str | None = None,
+    ) -> str:
+        """A time-limited GET URL for an object; S3 answers it with these Content-Type and
+        Content-Disposition headers when given (response-content-type/-disposition)."""
+        params: dict[str, str] = {"Bucket": self.bucket, "Key": key}
+        if content_type:
+            params["ResponseContentType"] = content_type
+        if disposition:
+            params["ResponseContentDisposition"] = disposition
         url: str = await self.client.generate_presigned_url(
-            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_s
+            "get_object", Params=params, ExpiresIn=expires_s
         )
         return url
+
+    async def open(self, key: str) -> tuple[AsyncIterator[bytes], int]:
+        """An object's bytes as a stream of chunks, and its length; raises StorageError
+        (before any byte is read) when it cannot be had."""
+        try:
+            resp = await self.client.get_object(Bucket=self.bucket, Key=key)
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"download of {key} failed: {exc}") from exc
+        body = resp["Body"]
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in body.iter_chunks(_CHUNK):
+                    yield chunk
+            finally:
+                body.close()
+
+        return chunks(), int(resp.get("ContentLength", 0))

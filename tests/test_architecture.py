@@ -157,8 +157,8 @@ def test_product_code_never_reads_the_reference_folder() -> None:
         assert "../shared" not in path.read_text(), path
 
 
-ON_THE_COMMON_ENTRY = ("poller", "writer", "archiver", "media")
-"""Services started through shared.lifecycle.Service (the web joins with issue 10's router)."""
+ON_THE_COMMON_ENTRY = ("poller", "writer", "archiver", "media", "web")
+"""Services started through shared.lifecycle.Service: all of them."""
 
 
 @pytest.mark.parametrize("service", ON_THE_COMMON_ENTRY)
@@ -173,4 +173,4 @@ def test_services_start_one_way(service: str) -> None:
 
 
 def test_every_long_running_service_is_listed() -> None:
-    assert set(SERVICES) - {"supervisor", "web"} == set(ON_THE_COMMON_ENTRY)
+    assert set(SERVICES) - {"supervisor"} == set(ON_THE_COMMON_ENTRY)

@@ -26,7 +26,7 @@ from services.poller.settings import PollerSettings
 from shared import bus
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
-from shared.links import DomainPolicy, occurrences_for_post
+from shared.links import occurrences_for_post
 from shared.messages import FeedGap, FeedPost
 from shared.observability import HealthCheck
 from shared.subjects import FEED_GAP, FEED_POST
@@ -56,11 +56,7 @@ class Poller:
         self.settings = settings
         self.states = {url: FeedState() for url in settings.feeds}
         self.published: OrderedDict[str, str] = OrderedDict()
-        self.policy = DomainPolicy(
-            mode="all" if settings.archive_mode == "all" else "deletable",
-            allowlist=frozenset(settings.deletable_allowlist),
-            exclude=frozenset(settings.exclude_domains),
-        )
+        self.policy = settings.domain_policy()
         self._resolver: Resolver | None = None
         self.positions: PositionStore | None = None
         self.loaded: set[str] = set()

@@ -1,17 +1,49 @@
-"""Web process entry point."""
+"""Web process entry point: the common service lifecycle, serving the app with uvicorn.
+
+``shared.lifecycle.Service`` connects NATS, serves the usual /healthz + /metrics on
+METRICS_PORT and sets the stop event on SIGTERM; the body opens S3, builds the app over
+that state and serves it on WEB_HOST:WEB_PORT until the stop event.
+"""
 
 from __future__ import annotations
+
+import asyncio
 
 import uvicorn
 
 from services.web.app import create_app
+from services.web.connections import open_storage
 from services.web.settings import WebSettings
-from shared.logs import setup_logging
+from services.web.state import WebState
+from shared.health import s3_check
+from shared.lifecycle import Service, ServiceContext
+
+
+async def body(ctx: ServiceContext[WebSettings]) -> None:
+    """Serve the UI until the service is told to stop."""
+    state = WebState.of(ctx.settings)
+    state.nc = ctx.nc
+    ctx.add_check(s3_check(ctx.settings))
+    async with open_storage(state):
+        config = uvicorn.Config(
+            create_app(ctx.settings, state),
+            host=ctx.settings.web_host,
+            port=ctx.settings.web_port,
+            log_level="warning",
+            access_log=False,
+        )
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve())
+        stopping = asyncio.create_task(ctx.stop.wait())
+        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        server.should_exit = True
+        stopping.cancel()
+        await serving
+
+
+SERVICE = Service("web", WebSettings, body)
 
 
 def run() -> None:
-    """Build settings at start-up and serve the UI."""
-    settings = WebSettings()
-    setup_logging(settings.log_level, "web")
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.web_host, port=settings.web_port, log_level="warning")
+    """Process entry point."""
+    SERVICE.main()

@@ -2,19 +2,46 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal
 
-from shared.settings import CommonSettings
+from pydantic import Field, SecretStr
+
+from shared.domain_policy_settings import DomainPolicySettings
 
 
-class WebSettings(CommonSettings):
+class WebSettings(DomainPolicySettings):
     """Settings of the web service."""
 
     web_host: str = Field("127.0.0.1", description="Bind address of the UI.")
     web_port: int = Field(8000, description="Port of the UI (also serves /healthz, /metrics).")
-    presign_seconds: int = Field(3600, gt=0, description="Lifetime of artifact download links.")
+    artifact_delivery: Literal["presigned", "proxy"] = Field(
+        "presigned",
+        description="How artifacts reach browsers: a short-lived presigned S3 URL (redirect) "
+        "or streamed through the web app (proxy).",
+    )
+    presign_seconds: int = Field(
+        300, gt=0, le=7 * 86400, description="Lifetime of presigned artifact links."
+    )
     s3_public_endpoint: str | None = Field(
         None,
         description="S3 endpoint browsers use for artifact links, when it differs from "
         "S3_ENDPOINT (e.g. http://s3:8333 inside compose, a public URL outside).",
     )
+    admin_token: SecretStr | None = Field(
+        None,
+        description="When set, POST /submit and POST /links/{id}/rearchive need it "
+        "(`Authorization: Bearer <token>` or the form field `token`).",
+    )
+    actions_per_client: int = Field(
+        20, ge=1, description="Submissions + re-archive requests one client may make per window."
+    )
+    actions_window_seconds: int = Field(
+        600, gt=0, description="The window of ACTIONS_PER_CLIENT, in seconds."
+    )
+    rearchive_interval_seconds: int = Field(
+        300, ge=0, description="Seconds between two accepted re-archive requests of one link."
+    )
+    health_timeout_seconds: float = Field(
+        1.5, gt=0, le=10, description="Time /healthz gives each check (S3, NATS) before 'down'."
+    )
+    db_pool_size: int = Field(8, ge=1, le=64, description="Read-only database connections.")

@@ -1,10 +1,9 @@
 """Database backups to S3 (``VACUUM INTO``, gzip, upload) and restore from them.
 
-Key: ``db-backups/<YYYY-MM-DD>/archive.sqlite3.gz`` (UTC date; a later backup the same day
-replaces the earlier one). Restore: ``python -m services.writer restore [--date YYYY-MM-DD]``
-downloads the backup (default: the newest), checks ``PRAGMA integrity_check``, and installs
-it atomically in place of ``DATABASE_PATH`` (the old file is kept beside it). It refuses to
-run while a writer holds the database.
+Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
+[--date YYYY-MM-DD]`` downloads the backup (default: the newest), checks ``PRAGMA
+integrity_check``, and installs it atomically in place of ``DATABASE_PATH`` (the old file
+is kept beside it). It refuses to run while a writer holds the database.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import asyncio
 import gzip
 import logging
 import os
-import re
 import shutil
 import sqlite3
 import tempfile
@@ -22,24 +20,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from services.writer.db import writer_lock
+from shared.backup_layout import (
+    NAME,
+    PREFIX,
+    backup_dates,
+    backup_key,
+    is_backup_date,
+    key_of_date,
+)
 from shared.errors import ArchiverError, StorageError
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
 
-PREFIX = "db-backups/"
-NAME = "archive.sqlite3.gz"
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
 
 class RestoreError(ArchiverError):
     """A backup cannot be restored (absent, corrupt, writer running)."""
-
-
-def backup_key(day: datetime) -> str:
-    """The object key of the backup of that UTC day."""
-    return f"{PREFIX}{day.astimezone(UTC):%Y-%m-%d}/{NAME}"
 
 
 def snapshot_to(db_path: Path, dest_gz: Path) -> int:
@@ -81,11 +78,7 @@ async def has_backup(settings: CommonSettings, now: datetime | None = None) -> b
 
 async def latest_date(store: ObjectStore) -> str:
     """The newest backup's date."""
-    dates = sorted(
-        parts[1]
-        for key in await store.list_keys(PREFIX)
-        if len(parts := key.split("/")) == 3 and parts[2] == NAME and _DATE.match(parts[1])
-    )
+    dates = backup_dates(await store.list_keys(PREFIX))
     if not dates:
         raise RestoreError(f"no backup under {PREFIX} in bucket {store.bucket}")
     return dates[-1]
@@ -128,9 +121,9 @@ async def restore(settings: CommonSettings, date: str | None = None) -> Path | N
         gz, raw = Path(tmp) / NAME, Path(tmp) / "archive.sqlite3"
         async with ObjectStore(settings) as store:
             day = date or await latest_date(store)
-            if not _DATE.match(day):
+            if not is_backup_date(day):
                 raise RestoreError(f"bad date {day!r}; expected YYYY-MM-DD")
-            key = f"{PREFIX}{day}/{NAME}"
+            key = key_of_date(day)
             try:
                 await store.download_file(key, gz)
             except StorageError as exc:

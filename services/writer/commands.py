@@ -9,7 +9,8 @@ from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
-from shared.links import CanonicalUrl, canonicalize
+from shared.links import CanonicalUrl
+from shared.links.submission import check_submission
 from shared.messages import RearchiveCommand, SubmitCommand
 
 log = logging.getLogger(__name__)
@@ -22,10 +23,11 @@ def _seen(ctx: ApplyContext, request_id: str) -> bool:
 
 
 def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
-    """Canonicalize, upsert the link, record the decision (policy bypassed, cache window not)."""
+    """Canonicalize, upsert the link, record the decision (the allowlist is bypassed; the
+    exclude list and the cache window are not)."""
     if _seen(ctx, cmd.request_id):
         return
-    url = canonicalize(cmd.url)
+    url = check_submission(cmd.url, ctx.policy.domains)
     if not isinstance(url, CanonicalUrl):
         _record(
             ctx,

@@ -4,8 +4,9 @@ Every decision is recorded as an ``archive_jobs`` row: ``queued`` or ``skipped_c
 ``skipped_policy`` with the reason, so the UI and an operator can see why a link was not
 captured.
 
-Manual requests: a person who submits a URL bypasses the domain policy (they asked for this
-URL explicitly) but not the cache window: a capture in flight, or one that finished within
+Manual requests: a person who submits a URL bypasses the domain policy's allowlist (they
+asked for this URL explicitly) but never its exclude list (``shared/links/submission.py``,
+the rule the web checks too), nor the cache window: a capture in flight, or one that finished within
 ``CACHE_WINDOW_SECONDS``, is the answer to their request. ``Re-archive`` ignores the cache
 window and only avoids a second job while one is queued or running.
 """
@@ -13,9 +14,11 @@ window and only avoids a second job while one is queued or running.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
+
+from shared.links.policy import DomainPolicy
 
 JobStatus = Literal["queued", "skipped_cached", "skipped_policy"]
 Source = Literal["feed", "submit", "rearchive"]
@@ -37,6 +40,8 @@ class Policy:
     quote_only_links: bool = False
     max_attempts: int = 5
     job_deadline: timedelta = timedelta(minutes=15)
+    domains: DomainPolicy = field(default_factory=DomainPolicy)
+    """The domain policy: submissions bypass its allowlist, never its exclude list."""
 
 
 @dataclass(frozen=True)

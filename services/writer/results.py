@@ -1,7 +1,8 @@
 """Applying capture events: one hook record each, attached to its job, snapshot and link.
 
 Each record type has one handler (``RECORD_HANDLERS``); this module writes
-``archive_results`` itself and every other table through the module that owns it.
+``archive_results`` and ``archive_result_attempts`` itself and every other table through the
+module that owns it.
 """
 
 from __future__ import annotations
@@ -66,37 +67,44 @@ def apply_capture_event(ctx: ApplyContext, ev: CaptureEvent) -> bool:
 def _archive_result(
     ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ArchiveResultRecord
 ) -> None:
-    """Upsert the result of one hook run; a record of an older attempt/run never wins."""
+    """Upsert the current result of one hook (archive_results) and the result of this attempt
+    (archive_result_attempts, one row per attempt, kept); an older attempt/run never wins."""
     attempt = rec.attempt or ev.attempt
-    ctx.conn.execute(
-        "INSERT INTO archive_results (snapshot_id, plugin, hook, status, retry_at, attempts,"
-        " run, seq, exit_code, error_code, output_str, started_at, ended_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (snapshot_id, hook) DO UPDATE SET plugin = excluded.plugin,"
-        " status = excluded.status, retry_at = excluded.retry_at, attempts = excluded.attempts,"
-        " run = excluded.run, seq = excluded.seq, exit_code = excluded.exit_code,"
-        " error_code = excluded.error_code, output_str = excluded.output_str,"
-        " started_at = coalesce(excluded.started_at, archive_results.started_at),"
-        " ended_at = excluded.ended_at, updated_at = excluded.updated_at"
-        " WHERE (excluded.attempts, excluded.run, excluded.seq)"
-        " >= (archive_results.attempts, archive_results.run, archive_results.seq)",
-        (
-            target.snapshot_id,
-            rec.plugin,
-            rec.hook,
-            rec.status,
-            iso_or_none(rec.retry_at),
-            attempt,
-            ev.run,
-            ev.seq,
-            rec.exit_code,
-            rec.error_code,
-            rec.output_str,
-            iso_or_none(rec.started_at),
-            iso_or_none(rec.ended_at),
-            ctx.now_iso,
-        ),
+    values = (
+        target.snapshot_id,
+        rec.plugin,
+        rec.hook,
+        rec.status,
+        iso_or_none(rec.retry_at),
+        attempt,
+        ev.run,
+        ev.seq,
+        rec.exit_code,
+        rec.error_code,
+        rec.output_str,
+        iso_or_none(rec.started_at),
+        iso_or_none(rec.ended_at),
+        ctx.now_iso,
     )
+    for table, attempts, key in (
+        ("archive_results", "attempts", "snapshot_id, hook"),
+        ("archive_result_attempts", "attempt", "snapshot_id, hook, attempt"),
+    ):
+        ctx.conn.execute(
+            f"INSERT INTO {table} (snapshot_id, plugin, hook, status, retry_at, {attempts},"
+            " run, seq, exit_code, error_code, output_str, started_at, ended_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f" ON CONFLICT ({key}) DO UPDATE SET plugin = excluded.plugin,"
+            f" status = excluded.status, retry_at = excluded.retry_at,"
+            f" {attempts} = excluded.{attempts}, run = excluded.run, seq = excluded.seq,"
+            " exit_code = excluded.exit_code, error_code = excluded.error_code,"
+            " output_str = excluded.output_str,"
+            f" started_at = coalesce(excluded.started_at, {table}.started_at),"
+            " ended_at = excluded.ended_at, updated_at = excluded.updated_at"
+            f" WHERE (excluded.{attempts}, excluded.run, excluded.seq)"
+            f" >= ({table}.{attempts}, {table}.run, {table}.seq)",
+            values,
+        )
     if rec.status == "started":
         transitions.start(ctx.conn, target.snapshot_id, ctx.now_iso)
     elif rec.status in ("succeeded", "failed", "skipped"):

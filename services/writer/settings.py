@@ -7,11 +7,11 @@ from datetime import timedelta
 from pydantic import Field
 
 from services.writer.job_policy import Policy
+from shared.domain_policy_settings import DomainPolicySettings
 from shared.hooks.retry import MAX_ATTEMPTS
-from shared.settings import CommonSettings
 
 
-class WriterSettings(CommonSettings):
+class WriterSettings(DomainPolicySettings):
     """Settings of the writer."""
 
     cache_window_seconds: int = Field(
@@ -69,4 +69,5 @@ class WriterSettings(CommonSettings):
             quote_only_links=self.archive_quote_only_links,
             max_attempts=self.max_attempts,
             job_deadline=timedelta(seconds=self.job_deadline_seconds),
+            domains=self.domain_policy(),
         )

@@ -26,6 +26,14 @@ def test_submit_bypasses_the_domain_policy_with_high_priority(h: Harness) -> Non
     ]
 
 
+def test_submit_never_bypasses_the_exclude_list(h: Harness) -> None:
+    h.apply(submit("https://web.archive.org/web/2020/https://x.com/a", "r9"))
+    assert h.one("SELECT count(*) FROM links") == 0 and h.jobs() == []
+    assert h.tuples("SELECT decision, reason, link_id FROM submissions") == [
+        ("rejected", "excluded:web.archive.org", None)
+    ]
+
+
 def test_submit_respects_the_cache_window_and_running_jobs(h: Harness) -> None:
     h.apply(submit("https://blog.example/post"))
     h.apply(submit("https://blog.example/post", "r2"))

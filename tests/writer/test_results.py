@@ -44,6 +44,23 @@ def test_archive_results_upsert_per_hook_and_never_go_back(h: Harness) -> None:
     assert h.one("SELECT status FROM snapshots") == "started"
 
 
+def test_every_attempt_of_a_hook_keeps_its_result(h: Harness) -> None:
+    job = running_job(h)
+    h.apply(event(job, 0, result("failed", output_str="timeout", error_code="E_FETCH_TIMEOUT")))
+    h.apply(event(job, 0, result("succeeded", output_str="HTTP 200"), attempt=2))
+    h.apply(event(job, 1, result("failed", output_str="late", attempt=1), attempt=1, run=0))
+    history = h.tuples(
+        "SELECT attempt, status, error_code, output_str FROM archive_result_attempts"
+        " ORDER BY attempt"
+    )
+    assert history == [
+        (1, "failed", "E_FETCH_TIMEOUT", "timeout"),
+        (2, "succeeded", None, "HTTP 200"),
+    ]
+    current = h.tuples("SELECT attempts, status FROM archive_results")
+    assert current == [(2, "succeeded")]
+
+
 def test_artifact_rows_are_unique_by_key(h: Harness) -> None:
     job = running_job(h)
     art = ArtifactRecord(

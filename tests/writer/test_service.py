@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.writer.backup import backup_key
 from shared import bus
+from shared.backup_layout import backup_key
 from shared.messages import CaptureJob
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings

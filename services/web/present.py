@@ -1,0 +1,214 @@
+"""How things read on the page: human dates, short URLs with Unicode domains, statuses.
+
+Everything here returns plain text (Jinja escapes it) except ``highlight`` and
+``reader_html``, which escape or sanitize first and only then add markup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import nh3
+from markupsafe import Markup, escape
+
+from services.web.queries.search import MARK_CLOSE, MARK_OPEN
+
+READER_TAGS = {
+    "p",
+    "br",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "pre",
+    "code",
+    "em",
+    "strong",
+    "b",
+    "i",
+    "u",
+    "s",
+    "sub",
+    "sup",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "figure",
+    "figcaption",
+    "hr",
+    "dl",
+    "dt",
+    "dd",
+    "small",
+    "mark",
+}
+"""The reader view keeps structure and links; no images, media, forms, frames or styles."""
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An ISO timestamp from the database, as an aware datetime (None if absent/garbled)."""
+    if not value:
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def human_time(value: str | None, now: datetime | None = None) -> str:
+    """'just now', '5 min ago', '3 h ago', 'yesterday', '12 Mar', '12 Mar 2024'."""
+    t = parse_time(value)
+    if t is None:
+        return "—"
+    now = now or datetime.now(UTC)
+    seconds = (now - t).total_seconds()
+    if -60 < seconds < 60:
+        return "just now"
+    if 0 < seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if 0 < seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    if 0 < seconds < 2 * 86400:
+        return "yesterday"
+    if t.year == now.year:
+        return f"{t.day} {t:%b}"
+    return f"{t.day} {t:%b %Y}"
+
+
+def exact_time(value: str | None) -> str:
+    """'2026-11-23 11:20 UTC' (the tooltip of a human date)."""
+    t = parse_time(value)
+    return "" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def unicode_host(host: str | None) -> str:
+    """An IDN host in Unicode (xn--bcher-kva.de -> bücher.de); others unchanged."""
+    if not host:
+        return ""
+    if "xn--" not in host:
+        return host
+    labels = []
+    for label in host.split("."):
+        decoded = label
+        if label.startswith("xn--"):
+            with contextlib.suppress(UnicodeError):
+                decoded = label.encode("ascii").decode("idna")
+        labels.append(decoded)
+    return ".".join(labels)
+
+
+def display_url(url: str | None, limit: int = 90) -> str:
+    """A URL as people read it: no scheme, Unicode host, decoded path, middle cut if long."""
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        host = unicode_host(parts.hostname) + (f":{parts.port}" if parts.port else "")
+        rest = unquote(parts.path + (f"?{parts.query}" if parts.query else ""), errors="replace")
+    except ValueError:
+        host, rest = "", url
+    text = (host + rest).rstrip("/") if host else url
+    text = "".join(c if c.isprintable() else "�" for c in text)
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return text[:head] + "…" + text[-(limit - head - 1) :]
+
+
+def display_status(status: str | None, error_code: str | None) -> tuple[str, str]:
+    """(label, css class): an archive whose newest capture had a failure says so."""
+    status = status or "pending"
+    if status == "archived" and error_code:
+        return f"partial · {short_code(error_code)}", "partial"
+    if status in ("failed", "partial") and error_code:
+        return f"{status} · {short_code(error_code)}", status
+    return status, status
+
+
+def short_code(code: str) -> str:
+    """'E_FETCH_HTTP_404' -> 'HTTP 404'; other codes lose their E_ prefix."""
+    if "_HTTP_" in code:
+        return "HTTP " + code.rsplit("_HTTP_", 1)[1]
+    return code.removeprefix("E_").replace("_", " ").lower()
+
+
+def file_size(n: int | None) -> str:
+    """'812 B', '4.2 KB', '1.3 MB'."""
+    if n is None:
+        return ""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def highlight(snippet: str | None) -> Markup:
+    """An FTS snippet, escaped, with its match markers turned into <mark>."""
+    text = str(escape(snippet or ""))
+    return Markup(text.replace(MARK_OPEN, "<mark>").replace(MARK_CLOSE, "</mark>"))
+
+
+def snippet_json(snippet: str | None) -> str:
+    """The snippet for JSON: HTML-escaped text with matches in <mark>…</mark>."""
+    return str(highlight(snippet))
+
+
+def reader_html(article: str) -> Markup:
+    """An archived article, sanitized again here: structure and http(s) links only."""
+    cleaned = nh3.clean(
+        article,
+        tags=READER_TAGS,
+        attributes={"a": {"href", "title"}, "td": {"colspan", "rowspan"}, "th": {"colspan"}},
+        url_schemes={"http", "https"},
+        link_rel="noopener noreferrer nofollow ugc",
+        strip_comments=True,
+    )
+    return Markup(cleaned)
+
+
+def badges(link: dict[str, Any]) -> list[str]:
+    """Badges of a listed link: video, screenshot, PDF, quoted."""
+    kinds = {a["kind"] for a in link.get("artifacts", ())}
+    out = [
+        label
+        for kind, label in (("video", "video"), ("screenshot", "screenshot"), ("pdf", "PDF"))
+        if kind in kinds
+    ]
+    if link.get("quoted"):
+        out.append("quoted")
+    return out
+
+
+def safe_href(url: str | None) -> str:
+    """An http(s) URL for an href; anything else (javascript:, data:, ...) becomes '#'."""
+    if url and urlsplit(url.strip()).scheme.lower() in ("http", "https"):
+        return url.strip()
+    return "#"
+
+
+FILTERS = {
+    "safe_href": safe_href,
+    "human_time": human_time,
+    "exact_time": exact_time,
+    "unicode_host": unicode_host,
+    "display_url": display_url,
+    "file_size": file_size,
+    "highlight": highlight,
+    "short_code": short_code,
+}

@@ -1,0 +1,171 @@
+"""The tables the web reads, as SQLAlchemy Core objects (the writer's migrations own them)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, Integer, MetaData, Table, Text
+
+metadata = MetaData()
+
+links = Table(
+    "links",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("original_url", Text),
+    Column("normalized_url", Text),
+    Column("canonical_url", Text),
+    Column("final_url", Text),
+    Column("domain", Text),
+    Column("first_seen_at", Text),
+    Column("last_seen_at", Text),
+    Column("last_archived_at", Text),
+    Column("status", Text),
+)
+
+link_metadata = Table(
+    "link_metadata",
+    metadata,
+    Column("link_id", Integer, primary_key=True),
+    Column("title", Text),
+    Column("description", Text),
+    Column("author", Text),
+    Column("published_at", Text),
+    Column("site_name", Text),
+    Column("language", Text),
+    Column("updated_at", Text),
+)
+
+link_aliases = Table(
+    "link_aliases",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("link_id", Integer),
+    Column("url", Text),
+    Column("original_url", Text),
+    Column("reason", Text),
+    Column("created_at", Text),
+)
+
+discourse_posts = Table(
+    "discourse_posts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("post_url", Text),
+    Column("topic_url", Text),
+    Column("title", Text),
+    Column("author_username", Text),
+    Column("published_at", Text),
+)
+
+link_occurrences = Table(
+    "link_occurrences",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("link_id", Integer),
+    Column("discourse_post_id", Integer),
+    Column("seen_at", Text),
+    Column("in_quote", Integer),
+    Column("context_snippet", Text),
+    Column("original_url", Text),
+)
+
+archive_jobs = Table(
+    "archive_jobs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("link_id", Integer),
+    Column("kind", Text),
+    Column("status", Text),
+    Column("reason", Text),
+    Column("attempts", Integer),
+    Column("enqueued_at", Text),
+    Column("not_before", Text),
+    Column("finished_at", Text),
+    Column("last_error", Text),
+    Column("snapshot_id", Text),
+)
+
+snapshots = Table(
+    "snapshots",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("link_id", Integer),
+    Column("job_id", Integer),
+    Column("status", Text),
+    Column("url", Text),
+    Column("title", Text),
+    Column("final_url", Text),
+    Column("created_at", Text),
+    Column("updated_at", Text),
+)
+
+archive_results = Table(
+    "archive_results",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("snapshot_id", Text),
+    Column("plugin", Text),
+    Column("hook", Text),
+    Column("status", Text),
+    Column("attempts", Integer),
+    Column("error_code", Text),
+    Column("output_str", Text),
+    Column("retry_at", Text),
+    Column("started_at", Text),
+    Column("ended_at", Text),
+)
+
+archive_result_attempts = Table(
+    "archive_result_attempts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("snapshot_id", Text),
+    Column("plugin", Text),
+    Column("hook", Text),
+    Column("attempt", Integer),
+    Column("status", Text),
+    Column("error_code", Text),
+    Column("output_str", Text),
+    Column("retry_at", Text),
+    Column("started_at", Text),
+    Column("ended_at", Text),
+)
+
+archive_artifacts = Table(
+    "archive_artifacts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("link_id", Integer),
+    Column("snapshot_id", Text),
+    Column("plugin", Text),
+    Column("kind", Text),
+    Column("path", Text),
+    Column("s3_key", Text),
+    Column("content_type", Text),
+    Column("bytes", Integer),
+    Column("sha256", Text),
+    Column("created_at", Text),
+)
+
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("request_id", Text, primary_key=True),
+    Column("kind", Text),
+    Column("url", Text),
+    Column("link_id", Integer),
+    Column("job_id", Integer),
+    Column("requested_at", Text),
+    Column("decided_at", Text),
+    Column("decision", Text),
+    Column("reason", Text),
+)
+
+fts = Table(
+    "link_text_fts",
+    metadata,
+    Column("rowid", Integer, primary_key=True),
+    Column("title", Text),
+    Column("url", Text),
+    Column("domain", Text),
+    Column("extracted_text", Text),
+)

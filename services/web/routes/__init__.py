@@ -1,0 +1,1 @@
+"""The web's routes, one router per concern; ``app.py`` includes them all."""

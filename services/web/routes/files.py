@@ -1,0 +1,150 @@
+"""Downloads: artifacts (presigned S3 redirect or proxied, never executable), the JSONL
+export, the RSS feed of new archives, and the latest database backup."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import re
+from collections.abc import AsyncIterator
+from email.utils import format_datetime
+from pathlib import PurePosixPath
+from typing import Annotated, Any
+from xml.etree import ElementTree as ET
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
+
+from services.web import serialize
+from services.web.params import MAX_ID
+from services.web.present import parse_time
+from services.web.queries.links import artifact_row, export_batch, newest_listed, no_rows
+from services.web.security import ARTIFACT_CSP, delivery
+from services.web.state import WebState, web_state
+from shared.backup_layout import PREFIX, backup_dates, key_of_date
+from shared.errors import StorageError
+
+router = APIRouter()
+State = Annotated[WebState, Depends(web_state)]
+S3_TIMEOUT = 5.0
+FEED_ITEMS = 50
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+async def send_object(
+    state: WebState, key: str, content_type: str | None, filename: str
+) -> Response:
+    """An S3 object, safely: presigned redirect or proxied stream, per ARTIFACT_DELIVERY."""
+    ctype, disposition = delivery(content_type, filename)
+    if state.settings.artifact_delivery == "proxy":
+        if state.store is None:
+            raise HTTPException(503, "storage unavailable")
+        try:
+            chunks, length = await asyncio.wait_for(state.store.open(key), S3_TIMEOUT)
+        except (StorageError, TimeoutError) as exc:
+            raise HTTPException(502, "storage did not give the file") from exc
+        headers = {
+            "content-disposition": disposition,
+            "content-security-policy": ARTIFACT_CSP,
+            "cache-control": "private, max-age=300",
+        }
+        if length:
+            headers["content-length"] = str(length)
+        return StreamingResponse(chunks, media_type=ctype, headers=headers)
+    if state.signer is None:
+        raise HTTPException(503, "storage unavailable")
+    url = await state.signer.presigned_get(
+        key, state.settings.presign_seconds, content_type=ctype, disposition=disposition
+    )
+    return RedirectResponse(url, status_code=302, headers={"cache-control": "no-store"})
+
+
+@router.get("/artifacts/{artifact_id}", summary="Download an artifact")
+async def artifact(state: State, artifact_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> Response:
+    """Images, PDF, video and text open in the browser; HTML, DOM and anything else that
+    could run is a download (`Content-Disposition: attachment`)."""
+    a = await state.db.read(lambda c: artifact_row(c, artifact_id), None)
+    if a is None:
+        raise HTTPException(404, f"no artifact {artifact_id}")
+    name = PurePosixPath(a["path"] or a["s3_key"]).name
+    return await send_object(state, a["s3_key"], a["content_type"], f"{a['link_id']}-{name}")
+
+
+@router.get("/export/links.jsonl", summary="Every listed link, one JSON object per line")
+async def export_links(state: State) -> Response:
+    """Streamed: links with their metadata and artifacts, in id order."""
+
+    async def lines() -> AsyncIterator[bytes]:
+        after = 0
+        while True:
+            batch = await state.db.read(functools.partial(export_batch, after=after), no_rows())
+            if not batch:
+                return
+            for row in batch:
+                item = serialize.link_summary(row) | {
+                    "original_url": row["original_url"],
+                    "final_url": row["final_url"],
+                    "metadata": {k: row.get(k) for k in serialize.METADATA_FIELDS},
+                }
+                yield json.dumps(item, ensure_ascii=True).encode() + b"\n"
+            after = batch[-1]["id"]
+
+    return StreamingResponse(
+        lines(),
+        media_type="application/x-ndjson",
+        headers={"content-disposition": 'attachment; filename="links.jsonl"'},
+    )
+
+
+def _xml_text(value: Any) -> str:
+    return _XML_BAD.sub("", str(value or ""))
+
+
+def rss(base: str, rows: list[dict[str, Any]]) -> bytes:
+    """RSS 2.0 of newly archived links."""
+    root = ET.Element("rss", version="2.0")
+    channel = ET.SubElement(root, "channel")
+    ET.SubElement(channel, "title").text = "Link archive: new archives"
+    ET.SubElement(channel, "link").text = base + "/"
+    ET.SubElement(channel, "description").text = "Links newly archived from the forum."
+    for row in rows:
+        item = ET.SubElement(channel, "item")
+        ET.SubElement(item, "title").text = _xml_text(row.get("title") or row["url"])
+        ET.SubElement(item, "link").text = f"{base}/links/{row['id']}"
+        ET.SubElement(
+            item, "guid", isPermaLink="false"
+        ).text = f"link-{row['id']}-{_xml_text(row['last_archived_at'])}"
+        ET.SubElement(item, "description").text = _xml_text(
+            f"{row['url']} ({row['domain']}), {row['status']}"
+        )
+        when = parse_time(row["last_archived_at"])
+        if when is not None:
+            ET.SubElement(item, "pubDate").text = format_datetime(when)
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return body
+
+
+@router.get("/feed.xml", summary="RSS of new archives")
+async def feed(request: Request, state: State) -> Response:
+    """The 50 newest archives as RSS 2.0."""
+    rows = await state.db.read(lambda c: newest_listed(c, FEED_ITEMS), no_rows())
+    base = str(request.base_url).rstrip("/")
+    return Response(rss(base, rows), media_type="application/rss+xml; charset=utf-8")
+
+
+@router.get("/export/backup", summary="The latest database backup (gzip)")
+async def latest_backup(state: State) -> Response:
+    """The newest `VACUUM INTO` backup the writer uploaded (SQLite, gzip-compressed)."""
+    if state.store is None:
+        raise HTTPException(503, "storage unavailable")
+    try:
+        keys = await asyncio.wait_for(state.store.list_keys(PREFIX), S3_TIMEOUT)
+    except (StorageError, TimeoutError) as exc:
+        raise HTTPException(502, "storage did not answer") from exc
+    dates = backup_dates(keys)
+    if not dates:
+        raise HTTPException(404, "no backup yet")
+    return await send_object(
+        state, key_of_date(dates[-1]), "application/gzip", f"archive-{dates[-1]}.sqlite3.gz"
+    )

@@ -1,0 +1,144 @@
+"""Rows -> the public JSON API (field names documented in docs/api.md; keep them stable)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.web.present import display_status, snippet_json
+
+
+def artifact(a: dict[str, Any]) -> dict[str, Any]:
+    """An artifact: what it is and where to get it (through this app, never S3 directly)."""
+    return {
+        "id": a["id"],
+        "kind": a["kind"],
+        "url": f"/artifacts/{a['id']}",
+        "sha256": a["sha256"],
+        "bytes": a["bytes"],
+        "content_type": a["content_type"],
+        "plugin": a.get("plugin"),
+        "snapshot_id": a.get("snapshot_id"),
+        "created_at": a.get("created_at"),
+    }
+
+
+def link_summary(row: dict[str, Any]) -> dict[str, Any]:
+    """A link in a list (home, search, export)."""
+    return {
+        "id": row["id"],
+        "url": row["url"],
+        "title": row.get("title"),
+        "domain": row["domain"],
+        "status": row["status"],
+        "status_label": display_status(row["status"], row.get("error_code"))[0],
+        "error_code": row.get("error_code"),
+        "first_seen_at": row.get("first_seen_at"),
+        "last_archived_at": row.get("last_archived_at"),
+        "quoted": bool(row.get("quoted")),
+        "artifacts": [artifact(a) for a in row.get("artifacts", ())],
+    }
+
+
+METADATA_FIELDS = ("title", "description", "author", "published_at", "site_name", "language")
+
+
+def result(r: dict[str, Any]) -> dict[str, Any]:
+    """One hook run's result (one row per attempt)."""
+    failed = r["status"] == "failed"
+    return {
+        "plugin": r["plugin"],
+        "hook": r["hook"],
+        "status": r["status"],
+        "attempt": r["attempt"],
+        "error_code": r["error_code"],
+        "error": (r["output_str"] or r["error_code"] or "failed") if failed else None,
+        "output": r["output_str"] or None,
+        "started_at": r["started_at"],
+        "ended_at": r["ended_at"],
+        "retry_at": r["retry_at"],
+    }
+
+
+def snapshot(s: dict[str, Any]) -> dict[str, Any]:
+    """One capture of the link with every attempt's results and its artifacts."""
+    return {
+        "id": s["id"],
+        "status": s.get("job_status") or s["status"],
+        "started_at": s["created_at"],
+        "updated_at": s["updated_at"],
+        "attempts": s.get("job_attempts"),
+        "error": s.get("last_error"),
+        "final_url": s.get("final_url"),
+        "results": [result(r) for r in s["results"]],
+        "artifacts": [artifact(a) for a in s["artifacts"]],
+    }
+
+
+def link_detail(link: dict[str, Any]) -> dict[str, Any]:
+    """Everything about one link."""
+    meta = link["metadata"]
+    return {
+        "id": link["id"],
+        "url": link["canonical_url"],
+        "original_url": link["original_url"],
+        "normalized_url": link["normalized_url"],
+        "canonical_url": link["canonical_url"],
+        "final_url": link["final_url"],
+        "domain": link["domain"],
+        "status": link["status"],
+        "status_label": display_status(link["status"], link.get("error_code"))[0],
+        "error_code": link.get("error_code"),
+        "first_seen_at": link["first_seen_at"],
+        "last_seen_at": link["last_seen_at"],
+        "last_archived_at": link["last_archived_at"],
+        "aliases": link["aliases"],
+        "metadata": {k: meta.get(k) for k in METADATA_FIELDS},
+        "occurrences": [
+            {
+                "post_url": o["post_url"],
+                "topic_title": o["topic_title"],
+                "author": o["author"],
+                "in_quote": o["in_quote"],
+                "snippet": o["snippet"],
+                "seen_at": o["seen_at"],
+                "original_url": o["original_url"],
+            }
+            for o in link["occurrences"]
+        ],
+        "snapshots": [snapshot(s) for s in link["snapshots"]],
+        "artifacts": [artifact(a) for a in link["artifacts"]],
+    }
+
+
+def search_hit(row: dict[str, Any]) -> dict[str, Any]:
+    """A search result."""
+    return {
+        "link_id": row["id"],
+        "url": row["url"],
+        "title": row.get("title"),
+        "domain": row["domain"],
+        "status": row["status"],
+        "last_archived_at": row.get("last_archived_at"),
+        "snippet": snippet_json(row.get("snippet")),
+    }
+
+
+def submission(row: dict[str, Any]) -> dict[str, Any]:
+    """What became of a request."""
+    return {
+        "request_id": row["request_id"],
+        "state": "decided",
+        "kind": row["kind"],
+        "url": row["url"],
+        "decision": row["decision"],
+        "reason": row["reason"],
+        "link_id": row["link_id"],
+        "link_url": f"/links/{row['link_id']}" if row["link_id"] is not None else None,
+        "job_id": row["job_id"],
+        "job_status": row.get("job_status"),
+        "attempts": row.get("attempts"),
+        "last_error": row.get("last_error"),
+        "requested_at": row["requested_at"],
+        "decided_at": row["decided_at"],
+        "finished_at": row.get("finished_at"),
+    }

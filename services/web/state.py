@@ -1,0 +1,49 @@
+"""What the running web app holds: settings, the read-only database, NATS, S3, rate limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from nats.aio.client import Client
+
+from services.web.database import ReadDB
+from services.web.ratelimit import SlidingWindow
+from services.web.settings import WebSettings
+from shared.links.policy import DomainPolicy
+from shared.s3 import ObjectStore
+
+
+@dataclass
+class WebState:
+    """Shared by every request (one per app)."""
+
+    settings: WebSettings
+    db: ReadDB
+    policy: DomainPolicy
+    per_client: SlidingWindow
+    per_link: SlidingWindow
+    nc: Client | None = None
+    """NATS, for commands; None (or disconnected) means actions answer 503."""
+    store: ObjectStore | None = None
+    """The bucket as the services reach it (health, proxied artifacts, reader view)."""
+    signer: ObjectStore | None = None
+    """Signs artifact links for the address browsers use (S3_PUBLIC_ENDPOINT, if set)."""
+    cache: dict[str, tuple[float, object]] = field(default_factory=dict)
+    """Short-lived cached answers (stats)."""
+
+    @classmethod
+    def of(cls, settings: WebSettings) -> WebState:
+        return cls(
+            settings=settings,
+            db=ReadDB(settings.db_path, settings.db_pool_size),
+            policy=settings.domain_policy(),
+            per_client=SlidingWindow(settings.actions_per_client, settings.actions_window_seconds),
+            per_link=SlidingWindow(1, max(settings.rearchive_interval_seconds, 0.001)),
+        )
+
+
+def web_state(request: Request) -> WebState:
+    """The app's state (FastAPI dependency)."""
+    state: WebState = request.app.state.web
+    return state

@@ -1,0 +1,29 @@
+"""Jinja2 templates with the presentation filters; autoescaping is always on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+from fastapi.templating import Jinja2Templates
+
+from services.web import present
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+TEMPLATES.env.filters.update(present.FILTERS)
+TEMPLATES.env.globals.update(
+    display_status=present.display_status, badges=present.badges, reader_html=present.reader_html
+)
+
+
+def render(
+    request: Request,
+    name: str,
+    context: dict[str, Any],
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A page."""
+    return TEMPLATES.TemplateResponse(request, name, context, status_code=status, headers=headers)
