@@ -10,6 +10,8 @@ Links (ids in order of creation):
 from __future__ import annotations
 
 import hashlib
+import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,10 +41,37 @@ HOSTILE_ARTICLE = (
     '<a href="https://example.org/ok">a real link</a>'
     '<iframe src="javascript:window.__pwned=1"></iframe><style>body{display:none}</style>'
 )
-PNG_1x1 = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f1d2ea0000000049454e44ae426082"
-)
+
+
+def page_png(width: int = 800, height: int = 500) -> bytes:
+    """A PNG that looks like a screenshot of a page: a header bar and lines of 'text'."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    white, header, text = b"\xff\xff\xff", b"\xff\x45\x00", b"\xc8\xc8\xd0"
+    rows = []
+    for y in range(height):
+        if y < 56:
+            row = header * width
+        elif 90 <= y < height - 40 and (y - 90) % 28 < 12:
+            line = (y - 90) // 28
+            length = width - 120 - (line * 97) % 260
+            row = white * 40 + text * length + white * (width - 40 - length)
+        else:
+            row = white * width
+        rows.append(b"\x00" + row)
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"".join(rows), 6))
+        + chunk(b"IEND", b"")
+    )
+
+
+PNG = page_png()
 FETCH = "on_Snapshot__61_fetch.py"
 META = "on_Snapshot__81_htmlmeta.py"
 
@@ -86,7 +115,7 @@ def _result(
 def files() -> list[StoredFile]:
     """The bytes of link 1's artifacts, by S3 key."""
     return [
-        StoredFile("archives/1/s/screenshot/screenshot.png", PNG_1x1, "image/png"),
+        StoredFile("archives/1/s/screenshot/screenshot.png", PNG, "image/png"),
         StoredFile(
             "archives/1/s/fetch/body.html",
             b"<html><script>window.__pwned=1</script>raw</html>",
@@ -105,7 +134,7 @@ def build(db_path: Path) -> Harness:
     stored = {f.s3_key: f for f in files()}
     one = jobs[1]
     records: list[HookRecord] = [
-        _artifact("screenshot", "screenshot", "screenshot.png", PNG_1x1, "image/png", 1),
+        _artifact("screenshot", "screenshot", "screenshot.png", PNG, "image/png", 1),
         _artifact("fetch", "raw_response", "body.html",
                   stored["archives/1/s/fetch/body.html"].data, "text/html", 1),
         _artifact("readable", "article", "article.html", HOSTILE_ARTICLE.encode(), "text/html", 1),

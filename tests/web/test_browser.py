@@ -127,7 +127,7 @@ def test_hostile_archive_content_never_runs(browser, server: str) -> None:
         assert "Starter care" in reader.inner_text()
         assert reader.locator("script, iframe, img, style, [onerror]").count() == 0
         assert w.page.locator("a[href^='javascript']").count() == 0
-        assert w.page.locator(".shot img").evaluate("img => img.naturalWidth") == 1
+        assert w.page.locator(".shot img").evaluate("img => img.naturalWidth") == 800
         w.page.goto(server + "/search?q=javascript")
         assert w.page.locator("mark").count() >= 1
         assert not w.pwned() and not w.errors, w.errors

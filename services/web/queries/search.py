@@ -20,7 +20,7 @@ from services.web.queries.visibility import listed, listed_at
 
 MAX_WORDS = 12
 MAX_WORD_CHARS = 64
-TOTAL_CAP = 10_000
+TOTAL_CAP = 1_000
 """Matches counted at most; above it ``total`` is this number and ``total_capped`` true."""
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
 """Highlight markers in snippets (control characters that extracted text never keeps)."""
