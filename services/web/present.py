@@ -70,7 +70,7 @@ def parse_time(value: str | None) -> datetime | None:
 
 
 def human_time(value: str | None, now: datetime | None = None) -> str:
-    """'just now', '5 min ago', '3 h ago', 'yesterday', '12 Mar', '12 Mar 2024'."""
+    """'just now', '5 min ago', '3 h ago', 'yesterday', '12 Mar', '12 Mar 2024', 'in 2 h'."""
     t = parse_time(value)
     if t is None:
         return "—"
@@ -78,6 +78,10 @@ def human_time(value: str | None, now: datetime | None = None) -> str:
     seconds = (now - t).total_seconds()
     if -60 < seconds < 60:
         return "just now"
+    if -3600 < seconds < 0:
+        return f"in {int(-seconds // 60)} min"
+    if -86400 < seconds < 0:
+        return f"in {int(-seconds // 3600)} h"
     if 0 < seconds < 3600:
         return f"{int(seconds // 60)} min ago"
     if 0 < seconds < 86400:
@@ -130,13 +134,14 @@ def display_url(url: str | None, limit: int = 90) -> str:
 
 
 def display_status(status: str | None, error_code: str | None) -> tuple[str, str]:
-    """(label, css class): an archive whose newest capture had a failure says so."""
+    """(label, css class): the link's status, and why its last attempt fell short, if it did.
+    An archive whose re-capture failed stays an archive ('archived · last try HTTP 503')."""
     status = status or "pending"
-    if status == "archived" and error_code:
-        return f"partial · {short_code(error_code)}", "partial"
-    if status in ("failed", "partial") and error_code:
-        return f"{status} · {short_code(error_code)}", status
-    return status, status
+    if not error_code:
+        return status, status
+    if status == "archived":
+        return f"archived · last try {short_code(error_code)}", "archived"
+    return f"{status} · {short_code(error_code)}", status
 
 
 def short_code(code: str) -> str:

@@ -6,13 +6,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, exists, func, literal, select, tuple_
+from sqlalchemy import Connection, Select, case, exists, func, literal, select, tuple_
 
 from services.web.queries.schema import (
     archive_artifacts,
     archive_jobs,
     archive_result_attempts,
-    archive_results,
     discourse_posts,
     fts,
     link_aliases,
@@ -41,30 +40,11 @@ def no_rows() -> list[dict[str, Any]]:
     return []
 
 
-def latest_snapshot_id(link_id: Any) -> Any:
-    """Scalar subquery: the newest snapshot of a link."""
-    return (
-        select(snapshots.c.id)
-        .where(snapshots.c.link_id == link_id)
-        .order_by(snapshots.c.created_at.desc(), snapshots.c.id.desc())
-        .limit(1)
-        .correlate(links)
-        .scalar_subquery()
-    )
-
-
-def error_code_of(link_id: Any) -> Any:
-    """Scalar subquery: the error code of a failed hook in the link's newest snapshot."""
-    return (
-        select(archive_results.c.error_code)
-        .where(
-            archive_results.c.snapshot_id == latest_snapshot_id(link_id),
-            archive_results.c.status == "failed",
-        )
-        .order_by(archive_results.c.error_code.is_(None), archive_results.c.id)
-        .limit(1)
-        .scalar_subquery()
-    )
+error_code = case(
+    (links.c.last_outcome.in_(("failed", "partial")), links.c.last_error_code), else_=None
+)
+"""The error code of the link's last attempt, when it did not fully succeed (the writer
+records every ended attempt on its link: status, last_outcome, last_error_code, retry_at)."""
 
 
 def quoted_of(link_id: Any) -> Any:
@@ -90,7 +70,9 @@ def summary_columns() -> list[Any]:
         links.c.last_archived_at,
         listed_at.label("listed_at"),
         link_metadata.c.title,
-        error_code_of(links.c.id).label("error_code"),
+        error_code.label("error_code"),
+        links.c.last_outcome,
+        links.c.retry_at,
         quoted_of(links.c.id).label("quoted"),
     ]
 
@@ -143,9 +125,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     row = (
         conn.execute(
             select(
-                links,
-                error_code_of(links.c.id).label("error_code"),
-                quoted_of(links.c.id).label("quoted"),
+                links, error_code.label("error_code"), quoted_of(links.c.id).label("quoted")
             ).where(links.c.id == link_id, public())
         )
         .mappings()

@@ -19,6 +19,11 @@ links = Table(
     Column("last_seen_at", Text),
     Column("last_archived_at", Text),
     Column("status", Text),
+    Column("last_attempt_at", Text),
+    Column("last_outcome", Text),
+    Column("last_error_code", Text),
+    Column("last_error", Text),
+    Column("retry_at", Text),
 )
 
 link_metadata = Table(

@@ -1,4 +1,4 @@
--- Version 4: every attempt's result of every hook, kept. archive_results holds the current
+-- Version 5: every attempt's result of every hook, kept. archive_results holds the current
 -- result per hook (what the writer decides on); a retry used to overwrite the failed
 -- attempt there, so the history was lost. archive_result_attempts keeps one row per
 -- (snapshot, hook, attempt), written together with archive_results (services/writer/results.py).
@@ -10,7 +10,7 @@ CREATE TABLE archive_result_attempts (
     hook        TEXT NOT NULL,
     attempt     INTEGER NOT NULL,
     status      TEXT NOT NULL CHECK (status IN (
-        'queued', 'started', 'succeeded', 'failed', 'skipped')),
+        'queued', 'started', 'succeeded', 'partial', 'failed', 'skipped')),
     run         INTEGER NOT NULL DEFAULT 1,
     seq         INTEGER NOT NULL DEFAULT 0,
     exit_code   INTEGER,
