@@ -6,7 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHES = ["bench_links", "bench_extraction", "bench_runner", "bench_writer", "bench_e2e", "bench_web"]
+BENCHES = [
+    "bench_links",
+    "bench_extraction",
+    "bench_runner",
+    "bench_writer",
+    "bench_e2e",
+    "bench_web",
+]
 
 
 def main() -> int:
