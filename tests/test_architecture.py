@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.hooks.config import load_plugin_config
 from shared.lifecycle import Service
 from shared.messages import Message
 from shared.subjects import MODELS, STREAMS
@@ -130,6 +131,7 @@ def test_every_plugin_setting_is_described(plugin: Path) -> None:
         assert "default" in spec, f"{plugin.name}: {name} has no default"
     prefix = plugin.name.upper()
     assert f"{prefix}_TIMEOUT" in props, f"{plugin.name} must support {prefix}_TIMEOUT"
+    load_plugin_config(plugin)  # a valid schema, and x-artifacts (file kinds) well formed
     hooks = list(plugin.glob("on_Snapshot__*"))
     assert hooks, f"{plugin.name} has no hook"
     assert (plugin / "tests").is_dir(), f"{plugin.name} has no tests/"

@@ -26,10 +26,11 @@ from pydantic import ValidationError
 
 from shared import bus
 from shared.capture import metrics
-from shared.capture.artifacts import artifact_key, artifact_kind, content_type
+from shared.capture.artifacts import artifact_key, content_type, meta_key
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
+from shared.hooks.config import load_plugin_config
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -106,7 +107,7 @@ class JobRun:
     ) -> None:
         """HookObserver: upload the hook's new output files, then its final result."""
         try:
-            await self.upload_new_files(hook.plugin, output_dir)
+            await self.upload_new_files(hook, output_dir)
         except StorageError as exc:
             self.storage_error = exc
             S3_ERRORS.labels(self.cfg.service, "upload").inc()
@@ -116,8 +117,11 @@ class JobRun:
             HOOK_SECONDS.labels(self.cfg.service, hook.plugin, result.status).observe(seconds)
         await self.publish(result)
 
-    async def upload_new_files(self, plugin: str, output_dir: Path) -> None:
-        """Upload every file under output_dir not uploaded yet (skips .pid files)."""
+    async def upload_new_files(self, hook: HookSpec, output_dir: Path) -> None:
+        """Upload every file under output_dir not uploaded yet (skips .pid files), each with
+        the kind its plugin declares."""
+        plugin = hook.plugin
+        config = load_plugin_config(hook.path.parent)
         for path, rel, size in await asyncio.to_thread(_list_files, output_dir):
             if path in self.uploaded:
                 continue
@@ -130,7 +134,7 @@ class JobRun:
             facts = self.files.get((plugin, rel))
             ctype = (facts and facts.content_type) or content_type(rel)
             size, digest = await self.store.put_file(key, path, ctype)
-            kind = (facts and facts.kind) or artifact_kind(plugin, rel)
+            kind = (facts and facts.kind) or config.artifact_kind(rel)
             ARTIFACT_BYTES.labels(self.cfg.service, kind).inc(size)
             self.uploaded.add(path)
             artifact = ArtifactRecord(
@@ -161,16 +165,16 @@ class JobRun:
             },
             "artifacts": [a.model_dump(mode="json") for a in self.artifacts],
         }
-        base = f"{self.cfg.s3_prefix}{self.job.link_id}/{self.job.snapshot_id}"
-        key = f"{base}/{self.cfg.service}.meta.json"
+        key = meta_key(self.cfg.s3_prefix, self.job.link_id, self.job.snapshot_id, self.cfg.service)
         await self.store.put_bytes(key, json.dumps(meta, indent=1).encode(), "application/json")
 
 
-def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[str]:
-    """Keys of the hooks this worker runs for the job: its plugin set, narrowed to job.hooks."""
+def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[HookSpec]:
+    """The hooks this worker runs for the job (discovered once, passed to the runner): its
+    plugin set, narrowed to job.hooks."""
     hooks = discover_hooks(cfg.plugins_dirs, "Snapshot", only=job.hooks, enabled_env=cfg.hook_env)
     return [
-        h.key
+        h
         for h in hooks
         if (cfg.only_plugins is None or h.plugin in cfg.only_plugins)
         and h.plugin not in cfg.skip_plugins
@@ -215,7 +219,7 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
                 out_dir=out_dir,
                 plugins_dirs=cfg.plugins_dirs,
                 env=cfg.hook_env,
-                only_hooks=hooks,
+                hooks=hooks,
                 attempt=job.attempt,
                 max_attempts=job.max_attempts,
                 binaries=cfg.binaries,

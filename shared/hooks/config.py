@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Mapping
@@ -121,6 +122,23 @@ class PluginConfig:
         merged.update({k: _to_env(v) for k, v in values.items()})
         return merged, float(values[f"{self.prefix}_TIMEOUT"])
 
+    @property
+    def artifacts(self) -> Mapping[str, str]:
+        """`x-artifacts`: file pattern (fnmatch, on the path inside the plugin's folder) ->
+        artifact kind, first match wins; e.g. {"headers.json": "headers", "body*": "raw"}."""
+        declared = self.schema.get("x-artifacts", {})
+        return declared if isinstance(declared, dict) else {}
+
+    def artifact_kind(self, relpath: str) -> str:
+        """The kind of one of the plugin's output files, as its config.json declares it;
+        the runner's `*.stderr.log` is `log`, an undeclared file `<plugin>_file`."""
+        for pattern, kind in self.artifacts.items():
+            if fnmatch.fnmatchcase(relpath, pattern):
+                return str(kind)
+        if relpath.endswith(".stderr.log"):
+            return "log"
+        return f"{self.plugin}_file"
+
     def timeout(self, env: Mapping[str, str]) -> float:
         """`<PLUGIN>_TIMEOUT`, else `TIMEOUT`, else the config default, else 60 s."""
         return float(self.resolve(env)[f"{self.prefix}_TIMEOUT"])
@@ -140,6 +158,11 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
         raise ConfigError(f"{plugin}/config.json is not a valid JSON Schema: {e}") from e
     if not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict):
         raise ConfigError(f"{plugin}/config.json must be an object schema with properties")
+    artifacts = schema.get("x-artifacts", {})
+    if not isinstance(artifacts, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in artifacts.items()
+    ):
+        raise ConfigError(f"{plugin}/config.json: x-artifacts must map file patterns to kinds")
     return PluginConfig(plugin, schema.get("properties", {}), schema)
 
 

@@ -1,7 +1,11 @@
 """Runs a snapshot's capture hooks. THE PLUGIN CONTRACT (copied verbatim in plugins/README.md):
 
 Layout
-  plugins/<plugin>/config.json      JSON Schema of its env settings (defaults, descriptions)
+  plugins/<plugin>/config.json      JSON Schema of its env settings (defaults, descriptions),
+                                    and "x-artifacts": the kinds of its output files, file
+                                    pattern -> kind, first match wins ({"headers.json":
+                                    "headers", "body*": "raw_response"}); `*.stderr.log` is
+                                    `log`, any other file `<plugin>_file`
   plugins/<plugin>/binaries.jsonl   optional, what it needs, one record a line:
                                     {"type": "Binary", "name": "yt-dlp", "binproviders": "pip,env"}
   plugins/<plugin>/on_Snapshot__NN_description[.bg].ext   the hooks (any executable)
@@ -114,6 +118,9 @@ class SnapshotSpec:
     """Base env (os.environ-like); each plugin's config.json defaults are layered under it."""
     only_hooks: Collection[str] | None = None
     """Run only these (plugin names, hook file names or `<plugin>/<file>`); None = all."""
+    hooks: Sequence[HookSpec] | None = None
+    """The hooks to run, already discovered (a worker's plugin selection); None = discover
+    them under plugins_dirs (narrowed by only_hooks)."""
     extra_args: Sequence[str] = ()
     """Extra CLI flags for every hook."""
     attempt: int = 1
@@ -173,8 +180,12 @@ class SnapshotRun:
         """Queue one ArchiveResult per hook, run steps 0..9 then unnumbered, wait, clean, seal."""
         spec = self.spec
         self.machine.to("started")
-        hooks = discover_hooks(
-            spec.plugins_dirs, "Snapshot", only=spec.only_hooks, enabled_env=spec.env
+        hooks = (
+            list(spec.hooks)
+            if spec.hooks is not None
+            else discover_hooks(
+                spec.plugins_dirs, "Snapshot", only=spec.only_hooks, enabled_env=spec.env
+            )
         )
         host = await shared_host() if python_host and any(h.is_python for h in hooks) else None
         ctx = RunContext(

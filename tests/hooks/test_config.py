@@ -98,3 +98,35 @@ def test_plugin_config_unit() -> None:
         none.timeout({"OK_SH_TIMEOUT": "-1"})
     with pytest.raises(ConfigError):
         load_plugin_config(FIXTURES / "cfg_bad")
+
+
+def _plugin(tmp_path: Path, name: str, schema: dict) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(schema))
+    return folder
+
+
+def test_a_plugin_declares_the_kinds_of_its_files(tmp_path: Path) -> None:
+    folder = _plugin(
+        tmp_path,
+        "shots",
+        {
+            "type": "object",
+            "properties": {},
+            "x-artifacts": {"screenshot.png": "screenshot", "page*.pdf": "pdf", "*.png": "image"},
+        },
+    )
+    config = load_plugin_config(folder)
+    assert config.artifact_kind("screenshot.png") == "screenshot"  # first match wins
+    assert config.artifact_kind("other.png") == "image"
+    assert config.artifact_kind("page-1.pdf") == "pdf"
+    assert config.artifact_kind("on_Snapshot__50_x.py.stderr.log") == "log"
+    assert config.artifact_kind("notes.txt") == "shots_file"
+
+
+@pytest.mark.parametrize("bad", [["a.png"], {"a.png": 3}, {"a.png": ""}])
+def test_a_bad_artifact_declaration_is_a_config_error(tmp_path: Path, bad: object) -> None:
+    folder = _plugin(tmp_path, "bad", {"type": "object", "properties": {}, "x-artifacts": bad})
+    with pytest.raises(ConfigError, match="x-artifacts"):
+        load_plugin_config(folder)
