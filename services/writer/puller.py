@@ -21,7 +21,10 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
 from shared import bus
-from shared.subjects import ConsumerSpec
+from shared.subjects import WRITER_COMMANDS, WRITER_FEED, WRITER_RESULTS, ConsumerSpec
+
+WRITER_CONSUMERS = (WRITER_FEED, WRITER_RESULTS, WRITER_COMMANDS)
+"""The durable consumers the writer reads."""
 
 QUIET_S = 0.003
 """After the first message, return once no other one arrived for this long..."""

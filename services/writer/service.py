@@ -11,7 +11,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from functools import partial
 from typing import Any, TypeVar
 
@@ -19,35 +18,30 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, metrics, scheduler, stats
-from services.writer.apply import BatchResult, Item, apply_batch, forget_processed, is_transient
-from services.writer.clock import iso, utcnow
-from services.writer.db import open_db, transaction, writer_lock
+from services.writer import backup, scheduler
+from services.writer.apply import BatchResult, Item, apply_batch, is_transient
+from services.writer.clock import utcnow
+from services.writer.db import open_db, writer_lock
+from services.writer.housekeeping import Housekeeping
 from services.writer.metrics import (
     APPLY_SECONDS,
-    BACKUPS,
     BATCH_SIZE,
     DISPATCHED,
-    LAST_BACKUP,
     MESSAGES,
 )
-from services.writer.puller import Puller
+from services.writer.puller import WRITER_CONSUMERS, Puller
 from services.writer.settings import WriterSettings
 from shared import bus
-from shared.errors import BusError, StorageError
+from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.messages import Message
-from shared.subjects import CONSUMERS as ALL_CONSUMERS
-from shared.subjects import MODELS, WRITER_COMMANDS, WRITER_FEED, WRITER_RESULTS
+from shared.subjects import MODELS
 
 log = logging.getLogger(__name__)
 
 WriterContext = ServiceContext[WriterSettings]
 
 R = TypeVar("R")
-
-CONSUMERS = (WRITER_FEED, WRITER_RESULTS, WRITER_COMMANDS)
-HOUSEKEEPING_S = 5.0
 
 
 class Writer:
@@ -59,9 +53,9 @@ class Writer:
         self.limits = scheduler.Limits(settings.worker_concurrency, settings.per_domain_concurrency)
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="writer-db")
         self._conn: sqlite3.Connection | None = None
-        self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(CONSUMERS))
+        self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(WRITER_CONSUMERS))
         self._db_error: str | None = None
-        self._status: dict[str, object] = {}
+        self.housekeeping = Housekeeping(settings, self.with_conn)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -75,12 +69,16 @@ class Writer:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(fn, *args))
 
+    async def with_conn(self, fn: Callable[..., R], *args: Any) -> R:
+        """Run fn(connection, *args) on the database thread."""
+        return await self.db(fn, self.conn, *args)
+
     async def health(self) -> dict[str, object]:
         """/healthz details: ok while the database works."""
         return {
             "ok": self._conn is not None and self._db_error is None,
             "db": self._db_error or ("ok" if self._conn else "closed"),
-            **self._status,
+            **self.housekeeping.status,
         }
 
     async def run(self, ctx: WriterContext) -> None:
@@ -120,12 +118,13 @@ class Writer:
     async def _serve(self, ctx: WriterContext) -> None:
         ack_wait = self.settings.writer_ack_wait_seconds
         pullers = [
-            await Puller.create(ctx.nc, ctx.js, spec.with_ack_wait(ack_wait)) for spec in CONSUMERS
+            await Puller.create(ctx.nc, ctx.js, spec.with_ack_wait(ack_wait))
+            for spec in WRITER_CONSUMERS
         ]
         fetchers = [asyncio.create_task(self._fetch_loop(p, ctx.stop)) for p in pullers]
         applier = asyncio.create_task(self._apply_loop(fetchers))
         ticker = asyncio.create_task(self._schedule_loop(ctx))
-        keeper = asyncio.create_task(self._housekeeping_loop(ctx))
+        keeper = asyncio.create_task(self.housekeeping.run(ctx))
         await ctx.stop.wait()
         log.info("stopping: draining fetched messages")
         await asyncio.gather(*fetchers, return_exceptions=True)
@@ -139,7 +138,7 @@ class Writer:
             with contextlib.suppress(Exception):
                 await puller.close()
         if self.settings.backup_interval_seconds > 0:
-            await self._backup()
+            await self.housekeeping.backup()
 
     async def _fetch_loop(self, puller: Puller, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -247,83 +246,6 @@ class Writer:
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
         return len(published)
 
-    async def _housekeeping_loop(self, ctx: WriterContext) -> None:
-        interval = self.settings.backup_interval_seconds
-        next_backup = time.monotonic() + interval
-        if interval > 0 and not await self._backed_up_today():
-            next_backup = time.monotonic() + HOUSEKEEPING_S
-        next_prune = time.monotonic()
-        next_domains = time.monotonic()
-        metrics.initialise()
-        await self._note_latest_backup()
-        while not ctx.stop.is_set():
-            await self._update_gauges(ctx)
-            if time.monotonic() >= next_domains:
-                next_domains = time.monotonic() + self.settings.domain_stats_interval_seconds
-                await self._update_domain_gauges()
-            if time.monotonic() >= next_prune:
-                next_prune = time.monotonic() + 3600
-                await self._prune()
-            if interval > 0 and time.monotonic() >= next_backup:
-                next_backup = time.monotonic() + interval
-                await self._backup()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ctx.stop.wait(), HOUSEKEEPING_S)
-
-    async def _update_gauges(self, ctx: WriterContext) -> None:
-        backlog = await stats.publish_consumer_lag(ctx.js, list(ALL_CONSUMERS))
-        try:
-            counts = await self.db(stats.active_jobs, self.conn)
-        except sqlite3.Error as exc:
-            log.warning("job gauges: %s", exc)
-            counts = {}
-        stats.publish_job_gauges(counts)
-        jobs: dict[str, int] = {}
-        for (_, status), n in counts.items():
-            jobs[status] = jobs.get(status, 0) + n
-        writer_backlog = {c.durable: backlog[c.durable] for c in CONSUMERS if c.durable in backlog}
-        self._status = {"backlog": writer_backlog, "jobs": jobs}
-
-    async def _update_domain_gauges(self) -> None:
-        try:
-            links, jobs = await self.db(stats.domain_counts, self.conn)
-        except sqlite3.Error as exc:
-            log.warning("domain gauges: %s", exc)
-            return
-        stats.publish_domain_gauges(links, jobs)
-
-    async def _note_latest_backup(self) -> None:
-        try:
-            when = await backup.latest_time(self.settings)
-        except StorageError as exc:
-            log.warning("cannot read the newest backup's time: %s", exc)
-            return
-        if when is not None:
-            LAST_BACKUP.set(when.timestamp())
-
-    async def _prune(self) -> None:
-        cutoff = iso(utcnow() - timedelta(days=self.settings.processed_retention_days))
-        try:
-            await self.db(_prune_processed, self.conn, cutoff)
-        except sqlite3.Error as exc:
-            log.warning("pruning processed_messages: %s", exc)
-
-    async def _backed_up_today(self) -> bool:
-        try:
-            return await backup.has_backup(self.settings)
-        except StorageError as exc:
-            log.warning("cannot check for today's backup: %s", exc)
-            return True
-
-    async def _backup(self) -> None:
-        try:
-            await asyncio.wait_for(backup.backup(self.settings), timeout=300)
-            BACKUPS.labels("ok").inc()
-            LAST_BACKUP.set_to_current_time()
-        except (StorageError, sqlite3.Error, OSError, TimeoutError) as exc:
-            BACKUPS.labels("failed").inc()
-            log.error("database backup failed: %s", exc)
-
 
 def _validate(msg: Msg) -> Message | None:
     """The message's model, or None (logged with an excerpt) when it violates it."""
@@ -349,11 +271,6 @@ async def _settle(action: Any, what: str) -> None:
         await action
     except Exception as exc:
         log.warning("%s failed: %s", what, exc)
-
-
-def _prune_processed(conn: sqlite3.Connection, cutoff: str) -> None:
-    with transaction(conn):
-        forget_processed(conn, cutoff)
 
 
 def _close(conn: sqlite3.Connection) -> None:

@@ -193,13 +193,10 @@ def _list_files(output_dir: Path) -> list[tuple[Path, str, int]]:
 
 
 async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, msg: Msg) -> None:
-    """Handle one job message from start to ack/nak/term."""
-    try:
-        job = CaptureJob.model_validate_json(msg.data)
-    except ValidationError as exc:
-        log.error("terminating invalid job message: %s; data=%r", exc, msg.data[:200])
-        await msg.term()
-        JOBS_DONE.labels(cfg.service, "invalid").inc()
+    """Handle one job message from start to ack/nak/term: accept it, run its hooks, report
+    the attempt done (ack), or have it redelivered later when S3 or NATS failed (nak)."""
+    job = await accept(cfg, msg)
+    if job is None:
         return
     run = msg.metadata.num_delivered if msg.metadata else 1
     jr = JobRun(cfg, js, store, job, run)
@@ -209,60 +206,87 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
     started = loop.time()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        hooks = select_hooks(cfg, job)
-        results: dict[str, ArchiveResultRecord] = {}
-        retry: list[str] = []
-        if hooks:
-            spec = SnapshotSpec(
-                snapshot_id=job.snapshot_id,
-                url=job.url,
-                out_dir=out_dir,
-                plugins_dirs=cfg.plugins_dirs,
-                env=cfg.hook_env,
-                hooks=hooks,
-                attempt=job.attempt,
-                max_attempts=job.max_attempts,
-                binaries=cfg.binaries,
-            )
-            outcome = await run_snapshot(spec, jr)
-            results = {h.hook.key: h.result for h in outcome.hooks}
-            retry = sorted(h.hook.key for h in outcome.to_retry)
-        if jr.storage_error is not None:
-            raise jr.storage_error
-        await jr.upload_meta(results)
-        done = CaptureDone(
-            job_id=job.job_id,
-            link_id=job.link_id,
-            snapshot_id=job.snapshot_id,
-            attempt=job.attempt,
-            run=run,
-            worker=cfg.worker_id,
-            records=jr.seq,
-            retry_hooks=retry,
-        )
-        await bus.publish(js, CAPTURE_DONE, done)
-        await msg.ack_sync()
-        JOBS_DONE.labels(cfg.service, "retry" if retry else "succeeded").inc()
-        log.info(
-            "%s %s done: %d records, retry %s",
-            job.snapshot_id,
-            job.url,
-            jr.seq,
-            retry,
-        )
+        results, retry = await run_hooks(cfg, jr, out_dir)
+        await report_done(jr, msg, results, retry)
     except (StorageError, BusError) as exc:
-        log.warning(
-            "%s: job %d will be retried in %.0fs: %s", cfg.service, job.job_id, cfg.nak_delay_s, exc
-        )
-        JOBS_DONE.labels(cfg.service, "nak").inc()
-        try:
-            await msg.nak(delay=cfg.nak_delay_s)
-        except Exception as nak_exc:  # redelivery after ack_wait covers a lost nak
-            log.warning("nak failed: %s", nak_exc)
+        await retry_later(cfg, job, msg, exc)
     finally:
         heartbeat.cancel()
         JOB_SECONDS.labels(cfg.service).observe(loop.time() - started)
         shutil.rmtree(out_dir, ignore_errors=True)
+
+
+async def accept(cfg: WorkerConfig, msg: Msg) -> CaptureJob | None:
+    """The job of a message; a message that violates the model is terminated (None)."""
+    try:
+        return CaptureJob.model_validate_json(msg.data)
+    except ValidationError as exc:
+        log.error("terminating invalid job message: %s; data=%r", exc, msg.data[:200])
+        await msg.term()
+        JOBS_DONE.labels(cfg.service, "invalid").inc()
+        return None
+
+
+async def run_hooks(
+    cfg: WorkerConfig, jr: JobRun, out_dir: Path
+) -> tuple[dict[str, ArchiveResultRecord], list[str]]:
+    """Run the job's hooks (their records stream out and their files upload as each hook
+    ends): every hook's final result by key, and the keys of the hooks to retry."""
+    job = jr.job
+    hooks = select_hooks(cfg, job)
+    if not hooks:
+        return {}, []
+    spec = SnapshotSpec(
+        snapshot_id=job.snapshot_id,
+        url=job.url,
+        out_dir=out_dir,
+        plugins_dirs=cfg.plugins_dirs,
+        env=cfg.hook_env,
+        hooks=hooks,
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        binaries=cfg.binaries,
+    )
+    outcome = await run_snapshot(spec, jr)
+    results = {h.hook.key: h.result for h in outcome.hooks}
+    return results, sorted(h.hook.key for h in outcome.to_retry)
+
+
+async def report_done(
+    jr: JobRun, msg: Msg, results: dict[str, ArchiveResultRecord], retry: list[str]
+) -> None:
+    """Upload meta.json, publish the attempt's CaptureDone, then ack the job (raises
+    StorageError/BusError when any of it failed, uploads during the hooks included)."""
+    cfg, job = jr.cfg, jr.job
+    if jr.storage_error is not None:
+        raise jr.storage_error
+    await jr.upload_meta(results)
+    done = CaptureDone(
+        job_id=job.job_id,
+        link_id=job.link_id,
+        snapshot_id=job.snapshot_id,
+        attempt=job.attempt,
+        run=jr.run,
+        worker=cfg.worker_id,
+        records=jr.seq,
+        retry_hooks=retry,
+    )
+    await bus.publish(jr.js, CAPTURE_DONE, done)
+    await msg.ack_sync()
+    JOBS_DONE.labels(cfg.service, "retry" if retry else "succeeded").inc()
+    log.info("%s %s done: %d records, retry %s", job.snapshot_id, job.url, jr.seq, retry)
+
+
+async def retry_later(cfg: WorkerConfig, job: CaptureJob, msg: Msg, exc: Exception) -> None:
+    """S3 or NATS failed: nak with a delay so the job is redelivered (nothing is lost)."""
+    log.warning(
+        "%s: job %d will be retried in %.0fs: %s", cfg.service, job.job_id, cfg.nak_delay_s, exc
+    )
+    JOBS_DONE.labels(cfg.service, "nak").inc()
+    try:
+        await msg.nak(delay=cfg.nak_delay_s)
+    except Exception as nak_exc:  # redelivery after ack_wait covers a lost nak
+        log.warning("nak failed: %s", nak_exc)
 
 
 async def report_binaries(

@@ -31,13 +31,18 @@ from shared.hooks.records import (
     parse_record,
 )
 from shared.hooks.retry import MAX_ATTEMPTS, next_retry_at
-from shared.hooks.spawn import HookProcess, StreamStats, pump_lines, pump_log, spawn_exec
+from shared.hooks.spawn import (
+    HookProcess,
+    OutputStreams,
+    StreamStats,
+    pump_lines,
+    pump_log,
+    spawn_exec,
+)
 from shared.hooks.states import ArchiveResultMachine
 
 log = logging.getLogger(__name__)
 
-DRAIN_TIMEOUT = 2.0
-"""Seconds to wait for stdout/stderr EOF after the hook exited (a stray daemon may hold them)."""
 LOGGED_BAD_LINES = 3
 """Invalid stdout lines logged per hook; the rest are only counted."""
 
@@ -241,6 +246,23 @@ class HookRun:
         return await spawn_exec(argv, self.output_dir, env, out, err)
 
     async def _supervise(self, timeout: float, env: dict[str, str]) -> HookOutcome:
+        """Launch the process, pump its output, wait for its exit (or time it out), reap its
+        leftovers, collect its output, and conclude its state."""
+        launched = await self._launch(timeout, env)
+        if isinstance(launched, HookOutcome):
+            return launched
+        proc, out_r, err_r = launched
+        streams = self._pump(proc, out_r, err_r)
+        rc, timed_out = await self._wait_for_exit(proc, timeout, streams)
+        self._reap_leftovers(proc)
+        stderr = await self._collect(streams)
+        return await self._conclude(rc, timed_out, timeout, stderr)
+
+    async def _launch(
+        self, timeout: float, env: dict[str, str]
+    ) -> tuple[HookProcess, int, int] | HookOutcome:
+        """Spawn the hook with stdout/stderr pipes: (process, stdout fd, stderr fd), or the
+        hard-failure outcome when it cannot be spawned."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         error: Exception | None = None
@@ -267,31 +289,50 @@ class HookRun:
             )
             return await self._finish(hard=True)
         self.launched.set()
-        proc = self.process
-        log_path = self.output_dir / f"{self.hook.name}.stderr.log"
-        out_stats, err_stats = StreamStats(), StreamStats()
-        out_task = asyncio.ensure_future(
-            pump_lines(out_r, self._on_record, self._on_junk, self.hook.key, out_stats)
+        return self.process, out_r, err_r
+
+    def _pump(self, proc: HookProcess, out_r: int, err_r: int) -> OutputStreams:
+        """Start reading stdout (records) and stderr (the log file); a failing observer
+        kills the hook."""
+        streams = OutputStreams(log_path=self.output_dir / f"{self.hook.name}.stderr.log")
+        streams.out_task = asyncio.ensure_future(
+            pump_lines(out_r, self._on_record, self._on_junk, self.hook.key, streams.out_stats)
         )
-        err_task = asyncio.ensure_future(pump_log(err_r, log_path, self.hook.key, err_stats))
-        out_task.add_done_callback(lambda t: _kill_on_error(t, proc))
-        timed_out = False
+        streams.err_task = asyncio.ensure_future(
+            pump_log(err_r, streams.log_path, self.hook.key, streams.err_stats)
+        )
+        streams.out_task.add_done_callback(lambda t: _kill_on_error(t, proc))
+        return streams
+
+    async def _wait_for_exit(
+        self, proc: HookProcess, timeout: float, streams: OutputStreams
+    ) -> tuple[int, bool]:
+        """(exit code, timed out): past the timeout, SIGTERM then SIGKILL. Cancelled, the
+        hook is killed and its streams dropped."""
         try:
             try:
-                rc = await asyncio.wait_for(asyncio.shield(proc.exited), timeout)
+                return await asyncio.wait_for(asyncio.shield(proc.exited), timeout), False
             except TimeoutError:
-                timed_out = True
-                rc = await self._stop(proc)
+                return await self._stop(proc), True
         except BaseException:
             proc.signal(signal.SIGKILL)  # cancelled: never leave the hook behind
-            out_task.cancel()
-            err_task.cancel()
+            streams.cancel()
             raise
+
+    def _reap_leftovers(self, proc: HookProcess) -> None:
+        """Processes of the hook's group still alive after it exited are stopped in the
+        background (the snapshot's cleanup waits for them)."""
         if proc.leftovers():
             reaper = asyncio.create_task(reaping.terminate([], [proc.pid], self.ctx.kill_grace))
             self.ctx.background_tasks.add(reaper)
             reaper.add_done_callback(self.ctx.background_tasks.discard)
-        pending = await self._drain(out_task, err_task, out_stats, err_stats)
+
+    async def _collect(self, streams: OutputStreams) -> StreamStats | None:
+        """Drain both streams to EOF (closing those a stray process holds open); drops an
+        empty stderr log; returns the stderr stats (None if it stalled). Re-raises an
+        observer error."""
+        out_task, err_task = streams.out_task, streams.err_task
+        pending = await streams.drain()
         for task in pending:
             log.warning("%s: output still open after exit (stray daemon?); closed", self.hook.key)
             task.cancel()
@@ -299,27 +340,10 @@ class HookRun:
                 await task
         stderr = None if err_task in pending else err_task.result()
         if stderr is not None and stderr.kept == 0:
-            log_path.unlink(missing_ok=True)
+            streams.log_path.unlink(missing_ok=True)
         if out_task not in pending:
             out_task.result()  # re-raises an observer error
-        return await self._conclude(rc, timed_out, timeout, stderr)
-
-    @staticmethod
-    async def _drain(
-        out_task: asyncio.Future[StreamStats],
-        err_task: asyncio.Future[StreamStats],
-        out_stats: StreamStats,
-        err_stats: StreamStats,
-    ) -> set[asyncio.Future[StreamStats]]:
-        """Wait for EOF on both streams while they make progress (a slow observer is fine);
-        returns the streams that stalled for DRAIN_TIMEOUT (held open by a stray process)."""
-        last = (out_stats.progress, err_stats.progress)
-        while True:
-            _, pending = await asyncio.wait({out_task, err_task}, timeout=DRAIN_TIMEOUT)
-            now = (out_stats.progress, err_stats.progress)
-            if not pending or now == last:
-                return pending
-            last = now
+        return stderr
 
     async def _stop(self, proc: HookProcess) -> int:
         """Timeout: SIGTERM the group, SIGKILL after the grace; returns the exit code."""

@@ -22,6 +22,8 @@ MAX_LINE = 4 * 1024 * 1024
 """Longest stdout line parsed as a record; longer lines are dropped with a warning."""
 CHUNK = 256 * 1024
 """Read size."""
+DRAIN_TIMEOUT = 2.0
+"""Seconds to wait for stdout/stderr EOF after the hook exited (a stray daemon may hold them)."""
 
 
 @dataclass
@@ -191,3 +193,31 @@ async def pump_log(
     finally:
         transport.close()
     return stats
+
+
+@dataclass
+class OutputStreams:
+    """A running hook's two output readers and what they have read."""
+
+    log_path: Path
+    out_stats: StreamStats = field(default_factory=StreamStats)
+    err_stats: StreamStats = field(default_factory=StreamStats)
+    out_task: asyncio.Future[StreamStats] = field(init=False)
+    err_task: asyncio.Future[StreamStats] = field(init=False)
+
+    def cancel(self) -> None:
+        """Stop reading both."""
+        self.out_task.cancel()
+        self.err_task.cancel()
+
+    async def drain(self) -> set[asyncio.Future[StreamStats]]:
+        """Wait for EOF on both streams while they make progress (a slow observer is fine);
+        returns the streams that stalled for DRAIN_TIMEOUT (held open by a stray process)."""
+        tasks = {self.out_task, self.err_task}
+        last = (self.out_stats.progress, self.err_stats.progress)
+        while True:
+            _, pending = await asyncio.wait(tasks, timeout=DRAIN_TIMEOUT)
+            now = (self.out_stats.progress, self.err_stats.progress)
+            if not pending or now == last:
+                return pending
+            last = now
