@@ -125,7 +125,8 @@ class FileRecord(_Record):
     path: str = Field(min_length=1)
     """Path relative to the hook's output folder."""
     kind: str | None = None
-    """Artifact kind (raw_response, warc, ...); the worker's guess when absent."""
+    """Artifact kind (raw_response, warc, ...); when absent, what the plugin's config.json
+    `x-artifacts` declares for the file."""
     content_type: str | None = None
     """MIME type; guessed from the name when absent."""
     truncated: bool = False

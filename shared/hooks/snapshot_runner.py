@@ -5,7 +5,8 @@ Layout
                                     and "x-artifacts": the kinds of its output files, file
                                     pattern -> kind, first match wins ({"headers.json":
                                     "headers", "body*": "raw_response"}); `*.stderr.log` is
-                                    `log`, any other file `<plugin>_file`
+                                    `log`, any other file `<plugin>_file`; a hook's File
+                                    record naming a kind wins
   plugins/<plugin>/binaries.jsonl   optional, what it needs, one record a line:
                                     {"type": "Binary", "name": "yt-dlp", "binproviders": "pip,env"}
   plugins/<plugin>/on_Snapshot__NN_description[.bg].ext   the hooks (any executable)
