@@ -196,7 +196,17 @@ def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> 
     )
 
 
-METADATA_FIELDS = ("title", "description", "author", "published_at", "site_name", "language")
+METADATA_FIELDS = (
+    "title",
+    "description",
+    "author",
+    "published_at",
+    "site_name",
+    "language",
+    "canonical_url",
+    "favicon",
+    "image",
+)
 
 
 def set_metadata(conn: sqlite3.Connection, link_id: int, values: dict[str, Any], now: str) -> None:
@@ -205,7 +215,8 @@ def set_metadata(conn: sqlite3.Connection, link_id: int, values: dict[str, Any],
     sets = ", ".join(f"{f} = coalesce(excluded.{f}, link_metadata.{f})" for f in METADATA_FIELDS)
     conn.execute(
         f"INSERT INTO link_metadata (link_id, {', '.join(METADATA_FIELDS)}, updated_at)"
-        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (link_id) DO UPDATE SET {sets},"
+        f" VALUES (?, {', '.join('?' for _ in METADATA_FIELDS)}, ?)"
+        f" ON CONFLICT (link_id) DO UPDATE SET {sets},"
         " updated_at = excluded.updated_at",
         (link_id, *row, now),
     )

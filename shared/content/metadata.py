@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 from lxml import etree
@@ -228,6 +228,17 @@ def _title(meta: dict[str, str], ld: dict[str, Any], page_title: str | None) -> 
     )
 
 
+def _web_url(base: str, value: str | None) -> str | None:
+    """`value` made absolute against `base`, if it is an http(s) URL (never javascript:)."""
+    if not value:
+        return None
+    try:
+        absolute = urljoin(base, value.strip())
+    except ValueError:
+        return None
+    return absolute if urlsplit(absolute).scheme in ("http", "https") else None
+
+
 def _same_day(a: str, b: str) -> bool:
     return a[:10] == b[:10]
 
@@ -297,10 +308,10 @@ def extract_metadata(html: str, url: str, find_dates: bool = True) -> PageMetada
         or meta.get("content-language")
         or meta.get("og:locale")
         or _clean(jsonld.text(ld.get("inLanguage"))),
-        canonical_url=_link(root, ("canonical",), url) or meta.get("og:url"),
-        favicon=_link(root, ("icon", "shortcut", "apple-touch-icon"), url)
-        or urljoin(url, "/favicon.ico"),
-        image=meta.get("og:image") or meta.get("twitter:image"),
+        canonical_url=_web_url(url, _link(root, ("canonical",), url) or meta.get("og:url")),
+        favicon=_web_url(url, _link(root, ("icon", "shortcut", "apple-touch-icon"), url))
+        or _web_url(url, "/favicon.ico"),
+        image=_web_url(url, meta.get("og:image") or meta.get("twitter:image")),
     )
 
 

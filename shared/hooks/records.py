@@ -83,6 +83,12 @@ class MetadataRecord(_Record):
     """og:site_name or similar."""
     language: str | None = None
     """Content language."""
+    canonical_url: str | None = None
+    """The canonical link the page declares (`<link rel=canonical>`, og:url)."""
+    favicon: str | None = None
+    """The page's icon URL (`<link rel=icon>`, else /favicon.ico)."""
+    image: str | None = None
+    """Preview image URL (og:image, twitter:image)."""
 
 
 class TextRecord(_Record):

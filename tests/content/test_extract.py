@@ -72,3 +72,19 @@ def test_corpus_sample_scores_well(corpora: Path):
         assert article is not None
         tp, fp, fn = shingle_counts(gold[path.name.split(".")[0]]["articleBody"], article.text)
         assert 2 * tp / (2 * tp + fp + fn) > 0.8, path.name
+
+
+def test_versions_with_the_same_text_are_extracted_once():
+    from shared.content.extract import distinct
+
+    shell = "<html><body><div id='app'>Loading…</div></body></html>"
+    same = PAGE.replace("<html>", "<html data-rendered='1'>")
+    assert [s.name for s in distinct([Source("rendered", same), Source("raw", PAGE)])] == [
+        "rendered"
+    ]
+    both = distinct([Source("rendered", PAGE), Source("raw", shell)])
+    assert [s.name for s in both] == ["rendered", "raw"]
+    assert distinct([Source("rendered", ""), Source("raw", PAGE)]) == [Source("raw", PAGE)]
+    article = extract_article([Source("rendered", same), Source("raw", PAGE)])
+    assert article is not None and article.source == "rendered"
+    assert all(key.startswith("rendered/") for key in article.votes)

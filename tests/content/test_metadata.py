@@ -89,6 +89,17 @@ def test_platform_author_and_reddit_wrapper():
     )
 
 
+def test_page_links_are_http_urls_only():
+    html = page(
+        '<link rel="canonical" href="javascript:alert(1)"><link rel="icon" href="data:x">'
+        '<meta property="og:image" content="/img/a.png">'
+    )
+    m = extract_metadata(html, URL, find_dates=False)
+    assert m.canonical_url is None
+    assert m.favicon == "https://news.example/favicon.ico"
+    assert m.image == "https://news.example/img/a.png"
+
+
 def test_no_html_gives_empty_metadata():
     assert extract_metadata("", URL) == PageMetadata()
     assert extract_metadata("   ", URL).as_dict() == {}

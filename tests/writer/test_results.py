@@ -112,6 +112,20 @@ def test_metadata_text_and_snapshot_title_feed_the_search_index(h: Harness) -> N
     assert h.one("SELECT title FROM snapshots") == "Snapshot title"
 
 
+def test_metadata_keeps_the_pages_own_links(h: Harness) -> None:
+    job = running_job(h)
+    links = {
+        "canonical_url": "https://example.org/story",
+        "favicon": "https://example.org/icon.png",
+        "image": "https://img.example.org/a.jpg",
+    }
+    h.apply(event(job, 0, MetadataRecord(title="t", **links)))
+    h.apply(event(job, 1, MetadataRecord(image="https://img.example.org/b.jpg")))
+    meta = h.rows("SELECT * FROM link_metadata")[0]
+    assert {k: meta[k] for k in links} == {**links, "image": "https://img.example.org/b.jpg"}
+    assert meta["title"] == "t"
+
+
 def test_tags_and_binaries(h: Harness) -> None:
     job = running_job(h)
     h.apply(event(job, 0, TagRecord(name="video")), event(job, 1, TagRecord(name="video")))
