@@ -1,4 +1,4 @@
--- Version 4: the page's own links in its metadata (issue 9): the canonical link it declares,
+-- Version 6: the page's own links in its metadata (issue 9): the canonical link it declares,
 -- its favicon and its preview image (og:image), from the metadata plugin (raw and rendered
 -- HTML merged).
 
