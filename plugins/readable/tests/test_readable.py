@@ -91,3 +91,14 @@ def test_reddit_thread_is_the_article(tmp_path: Path) -> None:
 def test_nothing_captured_is_skipped(tmp_path: Path) -> None:
     (result,) = run(tmp_path)
     assert isinstance(result, ArchiveResultRecord) and result.status == "skipped"
+
+
+def test_files_are_declared_as_article_and_text() -> None:
+    from shared.capture.artifacts import content_type
+    from shared.hooks.config import load_plugin_config
+
+    config = load_plugin_config(HOOK.parent)
+    assert config.artifact_kind("article.html") == "article"
+    assert config.artifact_kind("text.txt") == "text"
+    assert content_type("article.html") == "text/html"
+    assert content_type("text.txt") == "text/plain"
