@@ -146,7 +146,7 @@ def report(runs: list[Run], links: int, target_ms: float) -> str:
         " code, 5% skipped; a video on every 37th), 68 words of Zipf-distributed text each in"
         " FTS5 (porter unicode61). Searches mix a very common word (matches most documents),"
         " a middling one, a rare one, two words, and one word with a domain filter; newest"
-        " first, 20 per page, with the match count (capped at 1,000) and highlighted snippets."
+        " first, 20 per page, with the match count (capped at 200) and highlighted snippets."
         f" Search p95 with 20 concurrent clients {verdict} the {target_ms:.0f} ms target. The"
         " server is one uvicorn process (queries run in a thread pool over 8 read-only"
         " connections); the load generator runs on the same 2 cores and the machine is shared"

@@ -160,7 +160,19 @@ def corpus(out: Path, n: int) -> Path:
     path = out / f"web-{n}.sqlite3"
     if not path.exists():
         build(path, n)
-    open_db(path).close()  # applies migrations newer than the cached copy
+    conn = open_db(path)  # applies migrations newer than the cached copy
+    with conn:  # what the writer records on a link when an attempt ends
+        conn.execute(
+            "UPDATE links SET last_outcome = 'failed', last_attempt_at = first_seen_at,"
+            " last_error_code = CASE id % 3 WHEN 0 THEN 'E_FETCH_HTTP_404'"
+            " WHEN 1 THEN 'E_FETCH_TIMEOUT' ELSE 'E_FETCH_HTTP_503' END"
+            " WHERE status = 'failed' AND last_outcome IS NULL"
+        )
+        conn.execute(
+            "UPDATE links SET last_outcome = 'succeeded', last_attempt_at = last_archived_at"
+            " WHERE status = 'archived' AND last_outcome IS NULL"
+        )
+    conn.close()
     return path
 
 

@@ -134,3 +134,26 @@ async def test_before_the_writer_created_the_database(tmp_path) -> None:
         assert "Nothing archived yet" in (await c.get("/", headers={"accept": "text/html"})).text
         assert (await c.get("/links/1.json")).status_code == 404
         assert (await c.get("/search.json", params={"q": "x"})).json()["total"] == 0
+
+
+def test_the_listing_pages_are_read_from_the_listing_index(archive) -> None:
+    """The newest page and its cursor pages walk links_listed in order (no sort of every
+    listed link), with or without ANALYZE statistics."""
+    import sqlite3
+
+    from sqlalchemy.dialects import sqlite
+
+    from services.web.queries import links as lq
+
+    conn = sqlite3.connect(archive / "archive.sqlite3")
+    for analyze in (False, True):
+        if analyze:
+            conn.execute("ANALYZE")
+        for cursor in (None, lq.Cursor("2026-01-01T12:00:00.000000Z", 2)):
+            stmt = lq.recent_statement(50, cursor)
+            sql = str(
+                stmt.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True})
+            )
+            plan = " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
+            assert "USING INDEX links_listed" in plan and "TEMP B-TREE" not in plan, plan
+    conn.close()

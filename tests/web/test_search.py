@@ -74,6 +74,9 @@ async def test_quoted_operators_are_words(client: httpx.AsyncClient) -> None:
 def test_fts_query_quotes_every_word() -> None:
     assert fts_query('say "hi" AND -x*') == '"say" "hi" "AND" "x"'
     assert fts_query("  ") is None and fts_query("***") is None
+    assert fts_query("x", "old.reddit.com") == '"x" domain : "old reddit com"'
+    assert fts_query("x", "***") == '"x"'
+    assert fts_query("x", '" OR') == '"x" domain : "OR"'
     assert (fts_query("x " * 100) or "").count('"x"') == 12
 
 

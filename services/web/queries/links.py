@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, case, exists, func, literal, select, tuple_
+from sqlalchemy import Connection, Select, case, exists, func, literal, or_, select
 
 from services.web.queries.schema import (
     archive_artifacts,
@@ -77,23 +77,30 @@ def summary_columns() -> list[Any]:
     ]
 
 
-def summaries() -> Select[Any]:
+def summaries(*, status_index: bool = True) -> Select[Any]:
     """SELECT of listed links with their summary columns (add filters, order, limit)."""
     return (
         select(*summary_columns())
         .select_from(links.outerjoin(link_metadata, link_metadata.c.link_id == links.c.id))
-        .where(listed())
+        .where(listed(status_index=status_index))
     )
 
 
-def recent(conn: Connection, limit: int, cursor: Cursor | None) -> list[dict[str, Any]]:
-    """The newest listed links (limit + 1 rows: the extra one says there is a next page)."""
-    stmt = summaries().order_by(listed_at.desc(), links.c.id.desc()).limit(limit + 1)
+def recent_statement(limit: int, cursor: Cursor | None) -> Select[Any]:
+    """The listing page query (limit + 1 rows: the extra one says there is a next page)."""
+    stmt = summaries(status_index=False).order_by(listed_at.desc(), links.c.id.desc())
+    stmt = stmt.limit(limit + 1)
     if cursor is not None:
-        stmt = stmt.where(
-            tuple_(listed_at, links.c.id) < tuple_(literal(cursor.at), cursor.link_id)
-        )
-    return with_artifacts(conn, [dict(r) for r in conn.execute(stmt).mappings()])
+        # (listed_at, id) < cursor, spelled so that the listing index serves it as a range
+        at = literal(cursor.at)
+        stmt = stmt.where(listed_at <= at, or_(listed_at < at, links.c.id < cursor.link_id))
+    return stmt
+
+
+def recent(conn: Connection, limit: int, cursor: Cursor | None) -> list[dict[str, Any]]:
+    """The newest listed links, with their artifacts."""
+    rows = [dict(r) for r in conn.execute(recent_statement(limit, cursor)).mappings()]
+    return with_artifacts(conn, rows)
 
 
 def artifacts_by_link(conn: Connection, link_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:

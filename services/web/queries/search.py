@@ -20,7 +20,7 @@ from services.web.queries.visibility import listed, listed_at
 
 MAX_WORDS = 12
 MAX_WORD_CHARS = 64
-TOTAL_CAP = 1_000
+TOTAL_CAP = 200
 """Matches counted at most; above it ``total`` is this number and ``total_capped`` true."""
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
 """Highlight markers in snippets (control characters that extracted text never keeps)."""
@@ -31,10 +31,20 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 Sort = Literal["newest", "relevance"]
 
 
-def fts_query(text: str) -> str | None:
-    """The FTS5 expression for what a person typed: every word must match; None if no word."""
+def fts_query(text: str, domain: str | None = None) -> str | None:
+    """The FTS5 expression for what a person typed: every word must match; None if no word.
+
+    A domain filter also narrows the match to documents whose ``domain`` column holds the
+    domain's labels as a phrase (fast doclist intersection); the exact rule (that domain or a
+    subdomain of it) is then checked on ``links.domain``."""
     words = [w[:MAX_WORD_CHARS] for w in _WORD.findall(text)][:MAX_WORDS]
-    return " ".join(f'"{w}"' for w in words) or None
+    if not words:
+        return None
+    query = " ".join(f'"{w}"' for w in words)
+    labels = _WORD.findall(domain or "")[:MAX_WORDS]
+    if labels:
+        query += ' domain : "' + " ".join(labels) + '"'
+    return query
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,7 @@ def search(
     offset: int = 0,
 ) -> SearchPage:
     """Matching listed links: newest first (cursor = last link id) or by relevance (offset)."""
-    match = fts_query(text)
+    match = fts_query(text, filters.domain)
     if match is None:
         return SearchPage([], 0, False, None)
     stmt = _base(match, filters)
