@@ -7,25 +7,26 @@ worked is `page.html`. For thread links the permalink's `.json` (REDDIT_JSON_BAS
 as `thread.json` and turned into `thread.html` (post and comment tree, the readable plugin's
 article) and `post.json` (title, author, date, subreddit: the metadata plugin's values).
 `reddit.json` records every attempt (URL, status, verdict) and which source succeeded.
-Redirects are followed only within the three configured bases.
+Every request goes through shared.fetching: the target policy on every hop (in production
+no loopback, private, link-local or metadata address: refused and recorded), connects to
+the checked address, timeouts, stall and size rules; every exchange is in `reddit.warc.gz`.
 
 Outcome: succeeded when the page or the JSON worked (output says which); when neither did,
-failed: hard (exit 1, retried) with E_REDDIT_BLOCKED (403/429, a block page) or
-E_REDDIT_FAILED (timeout, connection error, 5xx), soft with E_REDDIT_LOGIN_WALL,
-E_REDDIT_AGE_GATE or E_REDDIT_NOT_FOUND (retrying cannot help).
+failed with E_REDDIT_BLOCKED (403/429, a block page), E_REDDIT_<kind> of a fetch error
+(TIMEOUT, STALLED, REFUSED, DNS, ...), E_REDDIT_HTTP_5XX, E_REDDIT_LOGIN_WALL,
+E_REDDIT_AGE_GATE or E_REDDIT_NOT_FOUND; exit 1 (retried) when shared.hooks.error_codes
+says a retry can help.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
-
-import httpx
 
 from shared.content.reddit import (
     NotAThread,
@@ -37,54 +38,54 @@ from shared.content.reddit import (
     thread_metadata,
     thread_path,
 )
+from shared.fetching.exchange import Fetch, FetchLimits
+from shared.fetching.warc import WarcLog
 from shared.hooks.error_codes import retry_worthy
-from shared.hooks.records import ArchiveResultRecord, emit
+from shared.hooks.records import ArchiveResultRecord, FileRecord, emit
 
-MAX_REDIRECTS = 5
+WARC_NAME = "reddit.warc.gz"
+SOFTWARE = "discourse-link-archiver reddit plugin (warcio)"
 
 
 class Fetcher:
-    """GETs with redirects kept inside the configured bases and a byte cap."""
+    """GETs through shared.fetching (the target policy on every hop, checked-address
+    connects, timeouts, stall and size rules), every exchange into one WARC."""
 
-    def __init__(self, bases: list[str], timeout: float, max_bytes: int, agent: str) -> None:
-        self.origins = {urlsplit(b)[:2] for b in bases}
-        self.max_bytes = max_bytes
-        self.client = httpx.Client(
-            timeout=timeout, follow_redirects=False, headers={"User-Agent": agent}
-        )
+    def __init__(self, limits: FetchLimits, agent: str, allow_private: bool) -> None:
+        self.limits, self.agent, self.allow_private = limits, agent, allow_private
+        self.warc = WarcLog(Path(WARC_NAME), SOFTWARE)
+        self.exchanges = 0
 
     def get(self, url: str) -> dict[str, Any]:
-        """{url, final_url, status, body (bytes), error}; never raises."""
-        attempt: dict[str, Any] = {"url": url, "final_url": url, "status": None, "error": None}
+        """{url, final_url, status, error, body (bytes)}; never raises."""
+        fetch = Fetch(
+            self.limits,
+            user_agent=self.agent,
+            allow_private=self.allow_private,
+            workdir=Path("."),
+            warc=self.warc,
+        )
+        res = asyncio.run(fetch.run(url))
+        self.exchanges += res.warc_exchanges
         body = b""
-        try:
-            for _ in range(MAX_REDIRECTS + 1):
-                with self.client.stream("GET", attempt["final_url"]) as response:
-                    attempt["status"] = response.status_code
-                    location = response.headers.get("location")
-                    if response.is_redirect and location:
-                        target = urljoin(attempt["final_url"], location)
-                        if urlsplit(target)[:2] not in self.origins:
-                            attempt["error"] = f"redirect outside Reddit: {target}"
-                            break
-                        attempt["final_url"] = target
-                        continue
-                    chunks = []
-                    size = 0
-                    for chunk in response.iter_bytes():
-                        size += len(chunk)
-                        if size > self.max_bytes:
-                            attempt["error"] = f"response over {self.max_bytes} bytes"
-                            break
-                        chunks.append(chunk)
-                    body = b"".join(chunks)
-                    break
-            else:
-                attempt["error"] = "too many redirects"
-        except httpx.HTTPError as exc:
-            attempt["error"] = f"{type(exc).__name__}: {exc}"
-        attempt["body"] = body
-        return attempt
+        if res.body is not None:
+            body = res.body.read_bytes()
+            res.body.unlink(missing_ok=True)
+        return {
+            "url": url,
+            "final_url": res.final_url,
+            "status": res.response.status if res.response else None,
+            "error": f"{res.error}: {res.message}" if res.error else None,
+            "kind": res.error,
+            "body": body,
+        }
+
+    def close(self) -> None:
+        self.warc.close()
+        if self.exchanges:
+            emit(FileRecord(path=WARC_NAME, kind="warc", content_type="application/warc"))
+        else:
+            Path(WARC_NAME).unlink(missing_ok=True)
 
 
 def html_page(
@@ -107,8 +108,9 @@ def thread_json(fetcher: Fetcher, url: str, base: str) -> tuple[bool, dict[str, 
     """(worked, attempt); writes thread.json, thread.html and post.json."""
     got = fetcher.get(on_host(base, url, json_suffix=True))
     attempt = {k: v for k, v in got.items() if k != "body"}
-    if got["error"] or got["status"] != 200:
-        attempt["verdict"] = "error" if got["error"] else classify_page(got["status"], "", "")
+    if got["kind"] is not None or got["status"] != 200:
+        ok_status = got["status"] is not None and got["kind"] is None
+        attempt["verdict"] = classify_page(got["status"], "", "") if ok_status else "error"
         return False, attempt
     try:
         thread = parse_thread(json.loads(got["body"]))
@@ -128,8 +130,13 @@ def outcome(attempts: list[dict[str, Any]]) -> str:
     verdicts = {a["verdict"] for a in attempts}
     if "blocked" in verdicts:
         return "E_REDDIT_BLOCKED"
-    if "error" in verdicts:  # timeouts, refused connections, 5xx, oversized responses
-        return "E_REDDIT_FAILED"
+    for attempt in attempts:  # refused target, timeout, stall, DNS, 5xx ...
+        if attempt["verdict"] == "error":
+            kind = attempt.get("kind")
+            if kind:
+                return f"E_REDDIT_{kind}"
+            status = attempt.get("status")
+            return "E_REDDIT_HTTP_5XX" if status and status >= 500 else "E_REDDIT_FAILED"
     if "login" in verdicts:
         return "E_REDDIT_LOGIN_WALL"
     if "over18" in verdicts:
@@ -148,17 +155,28 @@ def main() -> int:
     old = env.get("REDDIT_OLD_BASE", "https://old.reddit.com")
     www = env.get("REDDIT_WWW_BASE", "https://www.reddit.com")
     json_base = env.get("REDDIT_JSON_BASE", "https://www.reddit.com")
-    fetcher = Fetcher(
-        [old, www, json_base],
-        float(env.get("REDDIT_REQUEST_TIMEOUT", "15")),
-        int(env.get("REDDIT_MAX_BYTES", str(20 * 1024 * 1024))),
-        env.get("USER_AGENT", "DiscourseLinkArchiver/1.0"),
+    each = float(env.get("REDDIT_REQUEST_TIMEOUT", "15"))
+    limits = FetchLimits(
+        total_timeout=each,
+        header_timeout=each,
+        idle_timeout=min(each, 10.0),
+        connect_timeout=min(each, 10.0),
+        max_bytes=int(env.get("REDDIT_MAX_BYTES", str(20 * 1024 * 1024))),
+        max_redirects=5,
     )
+    allow_private = env.get("ALLOW_PRIVATE_TARGETS", "false").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )
+    fetcher = Fetcher(limits, env.get("USER_AGENT", "DiscourseLinkArchiver/1.0"), allow_private)
     html_source, attempts = html_page(fetcher, args.url, [("old.reddit", old), ("www.reddit", www)])
     json_ok = False
     if thread_path(args.url):
         json_ok, attempt = thread_json(fetcher, args.url, json_base)
         attempts.append(attempt)
+    fetcher.close()
     report = {"url": args.url, "html_source": html_source, "json": json_ok, "attempts": attempts}
     Path("reddit.json").write_text(json.dumps(report, indent=1))
     if html_source or json_ok:

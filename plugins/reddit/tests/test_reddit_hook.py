@@ -60,6 +60,7 @@ def run(cwd: Path, link: str = LINK, **bases: str) -> tuple[int, list[HookRecord
         "REDDIT_WWW_BASE": bases.get("www", ""),
         "REDDIT_JSON_BASE": bases.get("json", ""),
         "REDDIT_REQUEST_TIMEOUT": "10",
+        "ALLOW_PRIVATE_TARGETS": bases.get("allow_private", "true"),
     }
     proc = subprocess.run([sys.executable, str(HOOK), f"--url={link}"], cwd=cwd, env=env,
                           capture_output=True, timeout=60)  # fmt: skip
@@ -124,13 +125,27 @@ def test_login_walls_everywhere_are_a_soft_failure(reddit: FixtureServer, tmp_pa
     assert report(tmp_path)["attempts"][-1]["verdict"] == "not_json"
 
 
-def test_redirects_stay_on_the_configured_hosts(reddit: FixtureServer, tmp_path: Path) -> None:
+def test_production_mode_refuses_private_addresses(reddit: FixtureServer, tmp_path: Path) -> None:
     b = reddit.base
-    reddit.routes[f"/out{PATH}"] = Reply(b"", 302, {"Location": "http://127.0.0.2:9/x"})
-    code, _ = run(tmp_path, old=f"{b}/out", www=f"{b}/ok", json=f"{b}/ok")
-    assert code == 0
-    first = report(tmp_path)["attempts"][0]
-    assert first["verdict"] == "error" and "outside Reddit" in first["error"]
+    code, records = run(
+        tmp_path, old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/ok", allow_private="false"
+    )
+    assert code == 0  # refusing again later cannot help
+    assert result(records).error_code == "E_REDDIT_REFUSED"
+    assert all(a["kind"] == "REFUSED" for a in report(tmp_path)["attempts"])
+    assert reddit.requests == []
+
+
+def test_every_exchange_is_in_the_warc(reddit: FixtureServer, tmp_path: Path) -> None:
+    from warcio.archiveiterator import ArchiveIterator
+
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/lw", www=f"{b}/ok", json=f"{b}/ok")
+    assert code == 0 and result(records).status == "succeeded"
+    with (tmp_path / "reddit.warc.gz").open("rb") as f:
+        uris = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)
+                if r.rec_type == "response"]  # fmt: skip
+    assert any("/lw/login/" in u for u in uris) and any(u.endswith("raw_json=1") for u in uris)
 
 
 def test_praw_recording_served_as_the_json(reddit: FixtureServer, tmp_path: Path) -> None:
