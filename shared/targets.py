@@ -30,10 +30,43 @@ TEMPORARY_DNS_ERRORS = frozenset({socket.EAI_AGAIN})
 """getaddrinfo errors that say "try again later" rather than "no such name"."""
 
 
+NAT64_PREFIXES = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+"""IPv6 prefixes that carry an IPv4 address in their last 32 bits through a NAT64 gateway."""
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+"""Deprecated IPv4-compatible IPv6 addresses (::a.b.c.d)."""
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for (mapped, 6to4, NAT64, compatible, Teredo
+    server), if any: `::ffff:127.0.0.1`, `2002:a9fe:a9fe::` and `64:ff9b::a9fe:a9fe` all
+    reach an IPv4 host, which is what the policy must judge."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if any(ip in net for net in NAT64_PREFIXES) or (ip in IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+ALSO_REFUSED = (
+    ipaddress.ip_network("192.0.0.0/24"),  # IETF protocol assignments (Oracle Cloud metadata)
+    ipaddress.ip_network("100.64.0.0/10"),  # carrier-grade NAT (Alibaba Cloud metadata)
+)
+"""Networks refused although some Python versions call parts of them global."""
+
+
 def refused_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """True for any address that is not globally routable unicast (private, loopback, ...)."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """True for any address that is not globally routable unicast (private, loopback, ...),
+    including IPv6 forms that embed such an IPv4 address."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = embedded_ipv4(ip)
+        if inner is not None and refused_address(inner):
+            return True
+    elif any(ip in net for net in ALSO_REFUSED):
+        return True
     return not ip.is_global or ip.is_multicast
 
 
@@ -76,7 +109,10 @@ def check_target(url: str, *, allow_private: bool) -> list[str]:
 
 
 def _host_port(url: str) -> tuple[str, int]:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise TargetRefused(f"unparsable URL: {exc}") from exc
     if parts.scheme not in ALLOWED_SCHEMES:
         raise TargetRefused(f"unsupported scheme {parts.scheme!r}")
     host = parts.hostname

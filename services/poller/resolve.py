@@ -1,22 +1,24 @@
 """Short links (redd.it, /r/<sub>/s/<id> share links, bit.ly, ...) are resolved by following
 their redirects, then canonicalised and policy-checked again on the final URL, so a short
 link to a non-deletable page is not archived in deletable mode and one to a Reddit thread
-becomes the thread's old.reddit.com link. Every hop passes the capture target policy."""
+becomes the thread's old.reddit.com link. Every hop passes the capture target policy, and
+its request connects to the address that was checked (no second DNS lookup: no rebinding)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections import OrderedDict
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from services.poller.metrics import SHORT_LINKS
 from shared.errors import TargetRefused, TargetUnresolved
+from shared.fetching.pinning import pinned_transport
 from shared.links import CanonicalUrl, DomainPolicy, canonicalize
 from shared.messages import LinkOccurrence
-from shared.targets import check_target
+from shared.targets import checked_addresses
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,34 @@ class Resolver:
         self.limit = asyncio.Semaphore(concurrency)
         self.cache: OrderedDict[str, str | None] = OrderedDict()
         self.cache_size = cache_size
+        self.pins: dict[str, str] = {}
+        self._pinned: httpx.AsyncClient | None = None
+
+    def _hop_client(self) -> httpx.AsyncClient:
+        """A client like self.client whose connects go to the checked (pinned) addresses."""
+        if self._pinned is None:
+            self._pinned = httpx.AsyncClient(
+                transport=pinned_transport(self.pins),
+                timeout=self.client.timeout,
+                headers=self.client.headers,
+                trust_env=False,
+            )
+        return self._pinned
+
+    async def aclose(self) -> None:
+        """Close the pinned client."""
+        if self._pinned is not None:
+            await self._pinned.aclose()
 
     async def _next_hop(self, url: str) -> httpx.Response:
-        resp = await self.client.head(url, follow_redirects=False)
+        addresses = await asyncio.to_thread(
+            checked_addresses, url, allow_private=self.allow_private
+        )
+        self.pins[(urlsplit(url).hostname or "").lower()] = addresses[0]
+        client = self._hop_client()
+        resp = await client.head(url, follow_redirects=False)
         if resp.status_code in METHOD_FALLBACK:
-            async with self.client.stream("GET", url, follow_redirects=False) as streamed:
+            async with client.stream("GET", url, follow_redirects=False) as streamed:
                 return streamed
         return resp
 
@@ -60,7 +85,6 @@ class Resolver:
             try:
                 for _ in range(self.max_hops):
                     assert current is not None
-                    await asyncio.to_thread(check_target, current, allow_private=self.allow_private)
                     resp = await self._next_hop(current)
                     location = resp.headers.get("location")
                     if not (resp.is_redirect and location):

@@ -213,6 +213,8 @@ class Poller:
                     await asyncio.wait_for(
                         self.ctx.stop.wait(), timeout=self.settings.poll_interval_seconds
                     )
+            if self._resolver is not None:
+                await self._resolver.aclose()
 
 
 async def body(ctx: ServiceContext[PollerSettings]) -> None:

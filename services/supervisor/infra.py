@@ -60,8 +60,11 @@ def start_nats(store_dir: Path, log_path: Path | None = None, port: int = -1) ->
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         files = list(ports_dir.glob("*.ports"))
-        if files:
-            info = json.loads(files[0].read_text())
+        try:  # the server may still be writing the file
+            info = json.loads(files[0].read_text()) if files else None
+        except (ValueError, OSError):
+            info = None
+        if info:
             url = info["nats"][0]
             host_port = url.split("//", 1)[1]
             host, _, p = host_port.rpartition(":")
