@@ -133,6 +133,26 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
             ),
         ],
     ),
+    "web": (
+        "Link archiver: web",
+        [
+            (
+                "Requests by route and status (per s)",
+                "sum by (route, status) (rate(dla_web_requests_total[5m]))",
+                "reqps",
+            ),
+            (
+                "Request latency p95 by route",
+                "histogram_quantile(0.95, sum by (le, route) (rate(dla_web_request_seconds_bucket[5m])))",
+                "s",
+            ),
+            (
+                "Client and server errors (per min)",
+                'sum by (route, status) (rate(dla_web_requests_total{status=~"[45].."}[5m])) * 60',
+                "",
+            ),
+        ],
+    ),
 }
 
 
