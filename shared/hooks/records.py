@@ -99,6 +99,44 @@ class TextRecord(_Record):
     """Canonical text (block boundaries kept, whitespace normalised)."""
 
 
+class ProgressRecord(_Record):
+    """How far a long download has come (the media hook prints one every few seconds)."""
+
+    type: Literal["Progress"] = "Progress"
+    downloaded_bytes: int = Field(ge=0)
+    """Bytes downloaded so far by this hook (all files together)."""
+    total_bytes: int | None = Field(default=None, ge=0)
+    """Expected total, when the server or the extractor says."""
+    percent: float | None = Field(default=None, ge=0, le=100)
+    """downloaded / total in percent, when the total is known."""
+    file: str | None = None
+    """The file being downloaded now (relative to the hook's folder)."""
+
+
+class MediaRecord(_Record):
+    """One video (or audio) the media hook found, identified by platform and video id."""
+
+    type: Literal["Media"] = "Media"
+    platform: str = Field(min_length=1, max_length=100)
+    """yt-dlp extractor, lower-case (youtube, tiktok, vimeo, generic, ...)."""
+    video_id: str = Field(min_length=1, max_length=500)
+    """The platform's id of the video."""
+    media_url: str | None = None
+    """The URL of the page or file the video was downloaded from."""
+    title: str | None = None
+    """Video title."""
+    description: str | None = Field(default=None, max_length=100_000)
+    """Video description as the uploader wrote it."""
+    uploader: str | None = None
+    """Channel or account that uploaded it."""
+    duration_s: float | None = None
+    """Length in seconds."""
+    transcript: str | None = Field(default=None, max_length=400_000)
+    """Plain text made from the subtitles (manual preferred over automatic), for search."""
+    downloaded: bool = True
+    """False when only the metadata was kept (e.g. the file was larger than the cap)."""
+
+
 class BinaryRecord(_Record):
     """A binary a plugin needs, as detected on a worker machine."""
 
@@ -146,7 +184,7 @@ class ArtifactRecord(_Record):
     plugin: str
     """Plugin that produced it."""
     kind: str
-    """raw_html, headers, screenshot, pdf, text, video, thumb, metadata_json, ..."""
+    """raw_html, headers, screenshot, pdf, text, video, audio, thumbnail, subtitles, info, ..."""
     path: str
     """Path relative to the plugin's output folder."""
     s3_key: str
@@ -167,6 +205,8 @@ HookRecord = Annotated[
     | TagRecord
     | MetadataRecord
     | TextRecord
+    | ProgressRecord
+    | MediaRecord
     | BinaryRecord
     | ArtifactRecord
     | FileRecord,

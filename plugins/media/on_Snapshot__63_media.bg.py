@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Hook (step 6, background): download the link's video(s) with yt-dlp, used as a library.
+
+Keeps, in its folder: the best video+audio merged by ffmpeg (`<id>.mp4`, else `.mkv`),
+thumbnails, subtitles (manual and automatic, MEDIA_SUBTITLE_LANGS), `<id>.info.json` and
+`<id>.description`. Prints a Progress record every MEDIA_PROGRESS_INTERVAL seconds while
+downloading, one Media record per video (platform, id, title, description, uploader and a
+transcript made from the subtitles) and the ArchiveResult.
+
+Outcomes: no video here, private, removed, geo-blocked, login required and refused targets
+are soft failures (exit 0, status failed, own error code: not retried). A download larger
+than MAX_BYTES_HARD_LIMIT stops with E_MEDIA_TOO_LARGE (soft) keeping the metadata.
+Network errors, stalls, 5xx and rate limits (E_MEDIA_RATE_LIMITED) are hard failures
+(exit 1: retried with backoff). On every failure, on SIGTERM and when the worker reading
+its output is gone, partial files are deleted so that nothing half-downloaded is uploaded
+and the retry starts clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import media_errors
+import media_guard
+import media_transcript
+from yt_dlp import YoutubeDL
+from yt_dlp.utils import DownloadCancelled
+
+from shared.errors import TargetRefused
+from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
+from shared.targets import check_target
+
+METADATA_SUFFIXES = (".info.json", ".description", ".vtt", ".srt", ".ass", ".ttml")
+THUMB_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+LOG_SUFFIX = ".stderr.log"
+
+
+class TooLarge(DownloadCancelled):
+    """The download passed MAX_BYTES_HARD_LIMIT."""
+
+
+class Stopped(DownloadCancelled):
+    """SIGTERM (timeout or shutdown), or nobody reads our output any more."""
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
+
+
+class Progress:
+    """yt-dlp progress hook: Progress records, the byte cap, and the stop flag."""
+
+    def __init__(self, limit: int, interval: float) -> None:
+        self.limit, self.interval = limit, interval
+        self.finished_bytes = 0
+        self.current = 0
+        self.last_emit = 0.0
+        self.stop_reason: str | None = None
+        self.finished_files: set[str] = set()
+
+    @property
+    def total_done(self) -> int:
+        return self.finished_bytes + self.current
+
+    def __call__(self, d: dict[str, Any]) -> None:
+        if self.stop_reason:
+            raise Stopped(self.stop_reason)
+        status = d.get("status")
+        downloaded = int(d.get("downloaded_bytes") or 0)
+        total = d.get("total_bytes") or d.get("total_bytes_estimate")
+        if status == "finished":
+            self.finished_bytes += int(d.get("total_bytes") or downloaded)
+            self.current = 0
+            if d.get("filename"):
+                self.finished_files.add(Path(d["filename"]).name)
+        elif status == "downloading":
+            self.current = downloaded
+        if self.limit:
+            expected = self.finished_bytes + int(total or 0)
+            if self.total_done > self.limit or (status == "downloading" and expected > self.limit):
+                size = max(self.total_done, expected)
+                raise TooLarge(f"too_large: {size} bytes > MAX_BYTES_HARD_LIMIT {self.limit}")
+        now = time.monotonic()
+        if status == "finished" or now - self.last_emit >= self.interval:
+            self.last_emit = now
+            grand_total = self.finished_bytes + int(total) if total and status != "finished" else None
+            percent = None
+            if grand_total:
+                percent = round(min(100.0, 100.0 * self.total_done / grand_total), 1)
+            self.send(
+                ProgressRecord(
+                    downloaded_bytes=self.total_done,
+                    total_bytes=grand_total,
+                    percent=percent,
+                    file=Path(d.get("filename") or "").name or None,
+                )
+            )
+
+    def send(self, record: ProgressRecord) -> None:
+        try:
+            emit(record)
+        except (BrokenPipeError, ValueError):
+            self.stop_reason = "the worker reading this hook's output is gone"
+
+
+def watch_reader(progress: Progress, cwd: Path) -> None:
+    """Stop (deleting partial files) as soon as nobody reads stdout: the worker died.
+
+    Without this a download would go on as an orphan after its worker was SIGKILLed."""
+    poller = select.poll()
+    poller.register(sys.stdout.fileno(), select.POLLERR | select.POLLHUP)
+    while True:
+        if poller.poll(1000):
+            progress.stop_reason = "the worker reading this hook's output is gone"
+            time.sleep(2)  # give the main thread a chance to stop cleanly
+            delete_partial(cwd, progress.finished_files, keep_media=False)
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def is_metadata(name: str) -> bool:
+    return name.endswith(METADATA_SUFFIXES + THUMB_SUFFIXES) and ".part" not in name
+
+
+def delete_partial(cwd: Path, finished: set[str], *, keep_media: bool) -> list[str]:
+    """Delete every file that is not metadata or (keep_media) a finished download."""
+    deleted = []
+    for path in cwd.iterdir():
+        name = path.name
+        if not path.is_file() or name.endswith((LOG_SUFFIX, ".pid")) or is_metadata(name):
+            continue
+        if keep_media and name in finished:
+            continue
+        path.unlink(missing_ok=True)
+        deleted.append(name)
+    return deleted
+
+
+def media_records(cwd: Path, *, downloaded: bool) -> list[MediaRecord]:
+    """One Media record per info JSON yt-dlp wrote (playlist info files are skipped)."""
+    records = []
+    for info_path in sorted(cwd.glob("*.info.json")):
+        try:
+            info = json.loads(info_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if info.get("_type") == "playlist" or not info.get("id"):
+            continue
+        stem = info_path.name[: -len(".info.json")]
+        manual = set(info.get("subtitles") or {})
+        subs = [p for p in cwd.iterdir() if p.name.startswith(f"{stem}.") and p.suffix in (".vtt", ".srt")]
+        files = sorted(subs, key=lambda p: (p.name[len(stem) + 1 :].rsplit(".", 1)[0] not in manual, p.name))
+        duration = info.get("duration")
+        records.append(
+            MediaRecord(
+                platform=str(info.get("extractor_key") or info.get("extractor") or "generic").lower(),
+                video_id=str(info["id"]),
+                media_url=info.get("webpage_url") or info.get("url"),
+                title=info.get("title") or info.get("fulltitle"),
+                description=(info.get("description") or None) and str(info["description"])[:100_000],
+                uploader=info.get("uploader") or info.get("channel") or info.get("uploader_id"),
+                duration_s=float(duration) if isinstance(duration, (int, float)) else None,
+                transcript=media_transcript.transcript(files),
+                downloaded=downloaded,
+            )
+        )
+    return records
+
+
+def final_files(info: dict[str, Any] | None) -> set[str]:
+    """Names of the finished media files of a download (after merging), playlists included."""
+    names: set[str] = set()
+    stack = [info] if info else []
+    while stack:
+        item = stack.pop()
+        stack.extend(e for e in item.get("entries") or [] if isinstance(e, dict))
+        for dl in item.get("requested_downloads") or []:
+            if dl.get("filepath"):
+                names.add(Path(dl["filepath"]).name)
+        if item.get("filepath"):
+            names.add(Path(item["filepath"]).name)
+    return names
+
+
+def ydl_options(progress: Progress) -> dict[str, Any]:
+    langs = [s.strip() for s in os.environ.get("MEDIA_SUBTITLE_LANGS", "").split(",") if s.strip()]
+    retries = int(os.environ.get("MEDIA_RETRIES", 3))
+    return {
+        "format": os.environ.get("MEDIA_FORMAT", "bv*+ba/b"),
+        "merge_output_format": os.environ.get("MEDIA_MERGE_FORMAT", "mp4/mkv"),
+        "outtmpl": {"default": "%(id).80B.%(ext)s", "pl_infojson": "%(id).80B.playlist.%(ext)s"},
+        "restrictfilenames": True,
+        "windowsfilenames": True,
+        "playlistend": int(os.environ.get("MEDIA_MAX_ITEMS", 10)),
+        "writeinfojson": True,
+        "writedescription": True,
+        "writethumbnail": True,
+        "writesubtitles": True,
+        "writeautomaticsub": True,
+        "subtitleslangs": langs or ["en.*"],
+        "socket_timeout": float(os.environ.get("MEDIA_SOCKET_TIMEOUT", 30)),
+        "retries": retries,
+        "fragment_retries": retries,
+        "extractor_retries": retries,
+        "file_access_retries": 1,
+        "continuedl": False,
+        "hls_prefer_native": True,
+        "http_headers": {"User-Agent": os.environ.get("USER_AGENT", "DiscourseLinkArchiver/1.0")},
+        "progress_hooks": [progress],
+        "noprogress": True,
+        "quiet": True,
+        "no_warnings": False,
+        "color": {"stderr": "no_color", "stdout": "no_color"},
+        "logger": _StderrLogger(),
+        "ffmpeg_location": os.environ.get("FFMPEG_BINARY") or None,
+        "cachedir": False,
+        "noplaylist": False,
+    }
+
+
+class _StderrLogger:
+    """yt-dlp's messages go to stderr (kept as the hook's log), never to stdout."""
+
+    def debug(self, msg: str) -> None:
+        if not msg.startswith("[debug] "):
+            print(msg, file=sys.stderr)
+
+    def info(self, msg: str) -> None:
+        print(msg, file=sys.stderr)
+
+    def warning(self, msg: str) -> None:
+        print(msg, file=sys.stderr)
+
+    def error(self, msg: str) -> None:
+        print(msg, file=sys.stderr)
+
+
+def fail(code: str, message: str, *, soft: bool) -> int:
+    print(f"media: {code}: {message}", file=sys.stderr)
+    emit(ArchiveResultRecord(status="failed", output_str=message[:2000], error_code=code))
+    return 0 if soft else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    args, _ = parser.parse_known_args()
+    cwd = Path.cwd()
+    allow_private = env_bool("ALLOW_PRIVATE_TARGETS", False)
+    try:
+        check_target(args.url, allow_private=allow_private)
+    except TargetRefused as exc:
+        return fail("E_MEDIA_REFUSED", f"refused target {args.url}: {exc}", soft=True)
+    if not allow_private:
+        media_guard.install()
+
+    progress = Progress(
+        limit=int(os.environ.get("MAX_BYTES_HARD_LIMIT", 0)),
+        interval=float(os.environ.get("MEDIA_PROGRESS_INTERVAL", 5)),
+    )
+
+    def on_term(signum: int, _frame: FrameType | None) -> None:
+        progress.stop_reason = f"stopped by signal {signum}"
+        raise Stopped(progress.stop_reason)
+
+    signal.signal(signal.SIGTERM, on_term)
+    threading.Thread(target=watch_reader, args=(progress, cwd), daemon=True).start()
+
+    try:
+        with YoutubeDL(ydl_options(progress)) as ydl:
+            info = ydl.extract_info(args.url, download=True)
+    except TooLarge as exc:
+        delete_partial(cwd, progress.finished_files, keep_media=False)
+        for rec in media_records(cwd, downloaded=False):
+            emit(rec)
+        return fail("E_MEDIA_TOO_LARGE", str(exc), soft=True)
+    except Stopped as exc:
+        delete_partial(cwd, progress.finished_files, keep_media=False)
+        return fail("E_MEDIA_STOPPED", str(exc), soft=False)
+    except Exception as exc:  # yt-dlp's DownloadError and whatever it wraps
+        delete_partial(cwd, progress.finished_files, keep_media=False)
+        refused = media_guard.refused_error(exc)
+        if refused is not None:
+            return fail("E_MEDIA_REFUSED", str(refused), soft=True)
+        failure = media_errors.classify(exc)
+        return fail(failure.code, failure.message, soft=failure.soft)
+
+    delete_partial(cwd, progress.finished_files | final_files(info), keep_media=True)
+    records = media_records(cwd, downloaded=True)
+    for rec in records:
+        emit(rec)
+    files = [p for p in cwd.iterdir() if p.is_file() and not p.name.endswith(LOG_SUFFIX)]
+    if not records:
+        return fail("E_MEDIA_NO_VIDEO", "yt-dlp found no video", soft=True)
+    total = sum(p.stat().st_size for p in files)
+    summary = f"{len(records)} video(s), {len(files)} files, {total} bytes"
+    emit(ArchiveResultRecord(status="succeeded", output_str=summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

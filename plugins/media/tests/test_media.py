@@ -1,0 +1,201 @@
+"""The media hook as a real subprocess (real yt-dlp and ffmpeg) against local fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plugins.media.tests.media_server import MediaServer, Served, make_clip, make_hls
+from shared.hooks.records import (
+    ArchiveResultRecord,
+    HookRecord,
+    MediaRecord,
+    ProgressRecord,
+    parse_record,
+)
+
+pytestmark = pytest.mark.integration
+HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__63_media.bg.py"
+VTT = b"WEBVTT\n\n00:00.000 --> 00:01.000\nhello <b>archive</b>\n\n00:01.000 --> 00:02.000\nhello archive\n\n00:01.500 --> 00:02.000\nthe second line\n"
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_clip(tmp_path_factory.mktemp("clip") / "clip.mp4")
+
+
+@pytest.fixture(scope="module")
+def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MediaServer]:
+    hls = make_hls(clip, tmp_path_factory.mktemp("hls"))
+    data = clip.read_bytes()
+    with MediaServer("127.0.0.2") as s:
+        s.routes["/clip.mp4"] = Served(data, "video/mp4")
+        s.routes["/clip.en.vtt"] = Served(VTT, "text/vtt")
+        s.routes["/video.html"] = Served(
+            b"<html><head><title>A page with a video</title></head><body>"
+            b'<video src="/clip.mp4"><track kind="subtitles" srclang="en" src="/clip.en.vtt">'
+            b"</video></body></html>"
+        )
+        s.routes["/og.html"] = Served(
+            b'<html><head><title>OG</title><meta property="og:video" content="/clip.mp4">'
+            b'<meta property="og:video:type" content="video/mp4"></head><body>x</body></html>'
+        )
+        s.routes["/plain.html"] = Served(b"<html><title>text</title><p>no video here</p></html>")
+        for f in hls.parent.iterdir():
+            ctype = "application/vnd.apple.mpegurl" if f.suffix == ".m3u8" else "video/mp2t"
+            s.routes[f"/hls/{f.name}"] = Served(f.read_bytes(), ctype)
+        s.routes["/stall.mp4"] = Served(data, "video/mp4", stall_after=len(data) // 3)
+        s.routes["/gone.mp4"] = Served(b"gone", "text/plain", status=404)
+        s.routes["/busy.mp4"] = Served(b"slow down", "text/plain", status=429)
+        yield s
+
+
+def run(url: str, cwd: Path, timeout: float = 90, **env: str) -> tuple[int, list[HookRecord]]:
+    full = {
+        **os.environ,
+        "ALLOW_PRIVATE_TARGETS": "true",
+        "MEDIA_SOCKET_TIMEOUT": "3",
+        "MEDIA_RETRIES": "0",
+        "MEDIA_PROGRESS_INTERVAL": "0.01",
+        **env,
+    }
+    proc = subprocess.run(
+        [sys.executable, str(HOOK), f"--url={url}", "--snapshot-id=s1"],
+        cwd=cwd, env=full, capture_output=True, timeout=timeout,
+    )  # fmt: skip
+    records = [parse_record(line) for line in proc.stdout.decode().splitlines() if line.strip()]
+    return proc.returncode, records
+
+
+def result(records: list[HookRecord]) -> ArchiveResultRecord:
+    return [r for r in records if isinstance(r, ArchiveResultRecord)][-1]
+
+
+def media(records: list[HookRecord]) -> list[MediaRecord]:
+    return [r for r in records if isinstance(r, MediaRecord)]
+
+
+def names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_video_tag_page_keeps_video_info_subtitles_and_transcript(
+    site: MediaServer, clip: Path, tmp_path: Path
+) -> None:
+    code, records = run(f"{site.base}/video.html", tmp_path)
+    assert code == 0, records
+    assert result(records).status == "succeeded"
+    (m,) = media(records)
+    assert m.platform == "html5mediaembed" and m.downloaded
+    assert m.transcript == "hello archive\nthe second line"
+    files = names(tmp_path)
+    videos = [n for n in files if n.endswith(".mp4")]
+    assert len(videos) == 1, files
+    assert (tmp_path / videos[0]).stat().st_size == clip.stat().st_size
+    assert any(n.endswith(".info.json") for n in files)
+    assert any(n.endswith(".vtt") for n in files)
+    assert not any(".part" in n or n.endswith(".ytdl") for n in files)
+    progress = [r for r in records if isinstance(r, ProgressRecord)]
+    assert progress and progress[-1].downloaded_bytes >= clip.stat().st_size
+
+
+def test_og_video_page(site: MediaServer, clip: Path, tmp_path: Path) -> None:
+    code, records = run(f"{site.base}/og.html", tmp_path)
+    assert code == 0 and result(records).status == "succeeded", records
+    (video,) = [p for p in tmp_path.iterdir() if p.suffix == ".mp4"]
+    assert video.read_bytes() == clip.read_bytes()
+
+
+def test_direct_mp4(site: MediaServer, clip: Path, tmp_path: Path) -> None:
+    code, records = run(f"{site.base}/clip.mp4", tmp_path)
+    assert code == 0 and result(records).status == "succeeded", records
+    (m,) = media(records)
+    assert m.video_id == "clip"
+    assert (tmp_path / "clip.mp4").read_bytes() == clip.read_bytes()
+    info = json.loads((tmp_path / "clip.info.json").read_text())
+    assert info["id"] == "clip"
+
+
+def test_hls_playlist_is_downloaded_and_remuxed(site: MediaServer, tmp_path: Path) -> None:
+    code, records = run(f"{site.base}/hls/index.m3u8", tmp_path)
+    assert code == 0 and result(records).status == "succeeded", records
+    (video,) = [p for p in tmp_path.iterdir() if p.suffix == ".mp4"]
+    probe = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",
+         str(video)], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert 1.5 < float(probe.stdout) < 2.6
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".ts" or "Frag" in p.name]
+
+
+def test_page_without_video_is_a_soft_failure(site: MediaServer, tmp_path: Path) -> None:
+    code, records = run(f"{site.base}/plain.html", tmp_path)
+    res = result(records)
+    assert code == 0 and res.status == "failed" and res.error_code == "E_MEDIA_NO_VIDEO"
+    assert not media(records)
+
+
+def test_removed_is_soft_and_rate_limit_is_hard(site: MediaServer, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    code, records = run(f"{site.base}/gone.mp4", tmp_path / "a")
+    assert code == 0 and result(records).error_code == "E_MEDIA_REMOVED", records
+    (tmp_path / "b").mkdir()
+    code, records = run(f"{site.base}/busy.mp4", tmp_path / "b")
+    assert code == 1 and result(records).error_code == "E_MEDIA_RATE_LIMITED", records
+
+
+def test_stalled_server_is_a_hard_failure_without_partial_files(
+    site: MediaServer, tmp_path: Path
+) -> None:
+    code, records = run(f"{site.base}/stall.mp4", tmp_path)
+    res = result(records)
+    assert code == 1 and res.status == "failed" and res.error_code == "E_MEDIA_NETWORK", res
+    assert not [n for n in names(tmp_path) if n.endswith((".mp4", ".part", ".ytdl"))]
+
+
+def test_larger_than_the_cap_keeps_metadata_only(
+    site: MediaServer, clip: Path, tmp_path: Path
+) -> None:
+    cap = clip.stat().st_size // 2
+    code, records = run(f"{site.base}/video.html", tmp_path, MAX_BYTES_HARD_LIMIT=str(cap))
+    res = result(records)
+    assert code == 0 and res.status == "failed" and res.error_code == "E_MEDIA_TOO_LARGE"
+    assert "too_large" in res.output_str
+    files = names(tmp_path)
+    assert any(n.endswith(".info.json") for n in files), files
+    assert not [n for n in files if n.endswith((".mp4", ".part"))], files
+    (m,) = media(records)
+    assert not m.downloaded and m.transcript == "hello archive\nthe second line"
+
+
+def test_private_targets_are_refused_without_the_explicit_setting(
+    site: MediaServer, tmp_path: Path
+) -> None:
+    before = len(site.hits)
+    code, records = run(f"{site.base}/clip.mp4", tmp_path, ALLOW_PRIVATE_TARGETS="false")
+    res = result(records)
+    assert code == 0 and res.error_code == "E_MEDIA_REFUSED"
+    assert len(site.hits) == before, "no request reached the private address"
+
+
+def test_the_guard_refuses_a_private_address_reached_after_a_public_check(
+    site: MediaServer, tmp_path: Path
+) -> None:
+    """yt-dlp's own connections are checked: a public-looking start cannot lead to loopback."""
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import media_guard, yt_dlp;"
+        "media_guard.install();"
+        "y = yt_dlp.YoutubeDL({'quiet': True});"
+        "y.urlopen(sys.argv[2])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(HOOK.parent), f"{site.base}/clip.mp4"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "refused target" in proc.stderr
