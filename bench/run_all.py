@@ -13,6 +13,7 @@ BENCHES = [
     "bench_writer",
     "bench_e2e",
     "bench_web",
+    "bench_media",
 ]
 
 

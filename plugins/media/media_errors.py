@@ -24,16 +24,40 @@ class Failure:
     message: str
 
 
-_RULES: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
-    ("E_MEDIA_RATE_LIMITED", False, re.compile(r"HTTP Error 429|too many requests|rate.?limit", re.I)),
-    ("E_MEDIA_GEO_BLOCKED", True, re.compile(r"not available (in|from) your (country|location)|geo.?(restrict|block)", re.I)),
-    ("E_MEDIA_PRIVATE", True, re.compile(r"private (video|account|post)|video is private|is private", re.I)),
-    ("E_MEDIA_LOGIN_REQUIRED", True, re.compile(r"sign in|log ?in (to|required)|login required|age.?restrict|confirm your age", re.I)),
-    ("E_MEDIA_REMOVED", True, re.compile(r"removed|deleted|no longer available|video unavailable|has been terminated|copyright|HTTP Error (404|410)", re.I)),
-    ("E_MEDIA_NO_VIDEO", True, re.compile(r"unsupported url|no video formats|no (video|media) (found|in)|requested format is not available|there.s no video", re.I)),
-    ("E_MEDIA_HTTP_4XX", True, re.compile(r"HTTP Error 4\d\d", re.I)),
-    ("E_MEDIA_NETWORK", False, re.compile(r"timed? ?out|connection|network|incomplete ?read|HTTP Error 5\d\d|temporary failure|reset by peer|name resolution|unable to download", re.I)),
+_RULES: tuple[tuple[str, bool, str], ...] = (
+    ("E_MEDIA_RATE_LIMITED", False, r"HTTP Error 429|too many requests|rate.?limit"),
+    (
+        "E_MEDIA_GEO_BLOCKED",
+        True,
+        r"not available (in|from) your (country|location)|geo.?(restrict|block)",
+    ),
+    ("E_MEDIA_PRIVATE", True, r"private (video|account|post)|video is private|is private"),
+    (
+        "E_MEDIA_LOGIN_REQUIRED",
+        True,
+        r"sign in|log ?in (to|required)|login required|age.?restrict|confirm your age",
+    ),
+    (
+        "E_MEDIA_REMOVED",
+        True,
+        r"removed|deleted|no longer available|video unavailable|has been terminated"
+        r"|copyright|HTTP Error (404|410)",
+    ),
+    (
+        "E_MEDIA_NO_VIDEO",
+        True,
+        r"unsupported url|no video formats|no (video|media) (found|in)"
+        r"|requested format is not available|there.s no video",
+    ),
+    ("E_MEDIA_HTTP_4XX", True, r"HTTP Error 4\d\d"),
+    (
+        "E_MEDIA_NETWORK",
+        False,
+        r"timed? ?out|connection|network|incomplete ?read|HTTP Error 5\d\d|temporary failure"
+        r"|reset by peer|name resolution|unable to download",
+    ),
 )
+_COMPILED = tuple((code, soft, re.compile(pattern, re.I)) for code, soft, pattern in _RULES)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -58,8 +82,8 @@ def classify(exc: BaseException) -> Failure:
             return Failure("E_MEDIA_NO_VIDEO", True, message)
         if isinstance(e, HTTPError) and e.status == 429:
             return Failure("E_MEDIA_RATE_LIMITED", False, message)
-    for code, soft, pattern in _RULES:
-        if pattern.search(message):
+    for code, soft, regex in _COMPILED:
+        if regex.search(message):
             return Failure(code, soft, message)
     if any(isinstance(e, (TransportError, TimeoutError, ConnectionError)) for e in chain):
         return Failure("E_MEDIA_NETWORK", False, message)

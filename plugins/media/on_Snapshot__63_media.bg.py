@@ -42,14 +42,15 @@ from shared.targets import check_target
 
 METADATA_SUFFIXES = (".info.json", ".description", ".vtt", ".srt", ".ass", ".ttml")
 THUMB_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+SUB_SUFFIXES = (".vtt", ".srt")
 LOG_SUFFIX = ".stderr.log"
 
 
-class TooLarge(DownloadCancelled):
+class TooLarge(DownloadCancelled):  # type: ignore[misc]
     """The download passed MAX_BYTES_HARD_LIMIT."""
 
 
-class Stopped(DownloadCancelled):
+class Stopped(DownloadCancelled):  # type: ignore[misc]
     """SIGTERM (timeout or shutdown), or nobody reads our output any more."""
 
 
@@ -94,7 +95,9 @@ class Progress:
         now = time.monotonic()
         if status == "finished" or now - self.last_emit >= self.interval:
             self.last_emit = now
-            grand_total = self.finished_bytes + int(total) if total and status != "finished" else None
+            grand_total = (
+                self.finished_bytes + int(total) if total and status != "finished" else None
+            )
             percent = None
             if grand_total:
                 percent = round(min(100.0, 100.0 * self.total_done / grand_total), 1)
@@ -146,6 +149,11 @@ def delete_partial(cwd: Path, finished: set[str], *, keep_media: bool) -> list[s
     return deleted
 
 
+def sub_lang(path: Path, stem: str) -> str:
+    """The language part of `<stem>.<lang>.vtt`."""
+    return path.name[len(stem) + 1 :].rsplit(".", 1)[0]
+
+
 def media_records(cwd: Path, *, downloaded: bool) -> list[MediaRecord]:
     """One Media record per info JSON yt-dlp wrote (playlist info files are skipped)."""
     records = []
@@ -158,16 +166,24 @@ def media_records(cwd: Path, *, downloaded: bool) -> list[MediaRecord]:
             continue
         stem = info_path.name[: -len(".info.json")]
         manual = set(info.get("subtitles") or {})
-        subs = [p for p in cwd.iterdir() if p.name.startswith(f"{stem}.") and p.suffix in (".vtt", ".srt")]
-        files = sorted(subs, key=lambda p: (p.name[len(stem) + 1 :].rsplit(".", 1)[0] not in manual, p.name))
+        subs = [
+            p
+            for p in cwd.iterdir()
+            if p.name.startswith(f"{stem}.") and p.suffix in (".vtt", ".srt")
+        ]
+        files = sorted(
+            subs, key=lambda p: (p.name[len(stem) + 1 :].rsplit(".", 1)[0] not in manual, p.name)
+        )
         duration = info.get("duration")
         records.append(
             MediaRecord(
-                platform=str(info.get("extractor_key") or info.get("extractor") or "generic").lower(),
+                platform=str(
+                    info.get("extractor_key") or info.get("extractor") or "generic"
+                ).lower(),
                 video_id=str(info["id"]),
                 media_url=info.get("webpage_url") or info.get("url"),
                 title=info.get("title") or info.get("fulltitle"),
-                description=(info.get("description") or None) and str(info["description"])[:100_000],
+                description=str(info.get("description") or "")[:100_000] or None,
                 uploader=info.get("uploader") or info.get("channel") or info.get("uploader_id"),
                 duration_s=float(duration) if isinstance(duration, (int, float)) else None,
                 transcript=media_transcript.transcript(files),

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from plugins.media.tests.media_server import MediaServer, Served, make_clip, make_hls
 from shared.hooks.records import (
     ArchiveResultRecord,
     HookRecord,
@@ -19,10 +18,14 @@ from shared.hooks.records import (
     ProgressRecord,
     parse_record,
 )
+from testkit.mediaserver import MediaServer, Served, make_clip, make_hls
 
 pytestmark = pytest.mark.integration
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__63_media.bg.py"
-VTT = b"WEBVTT\n\n00:00.000 --> 00:01.000\nhello <b>archive</b>\n\n00:01.000 --> 00:02.000\nhello archive\n\n00:01.500 --> 00:02.000\nthe second line\n"
+VTT = (
+    b"WEBVTT\n\n00:00.000 --> 00:01.000\nhello <b>archive</b>\n\n"
+    b"00:01.000 --> 00:02.000\nhello archive\n\n00:01.500 --> 00:02.000\nthe second line\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -189,13 +192,13 @@ def test_the_guard_refuses_a_private_address_reached_after_a_public_check(
 ) -> None:
     """yt-dlp's own connections are checked: a public-looking start cannot lead to loopback."""
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import media_guard, yt_dlp;"
+        "import sys, media_guard, yt_dlp;"
         "media_guard.install();"
         "y = yt_dlp.YoutubeDL({'quiet': True});"
-        "y.urlopen(sys.argv[2])"
+        "y.urlopen(sys.argv[1])"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", script, str(HOOK.parent), f"{site.base}/clip.mp4"],
-        capture_output=True, text=True, timeout=30,
+        [sys.executable, "-c", script, f"{site.base}/clip.mp4"],
+        capture_output=True, text=True, timeout=30, cwd=HOOK.parent,
     )  # fmt: skip
     assert proc.returncode != 0 and "refused target" in proc.stderr

@@ -5,6 +5,7 @@ Used by the media plugin's tests and the media service tests (127.0.0.x only).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import threading
@@ -77,10 +78,8 @@ class MediaServer:
                 self.send_header("Content-Type", route.content_type)
                 self.send_header("Content-Length", str(len(route.body)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     server.send_body(self.wfile, route)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass
