@@ -131,7 +131,7 @@ def main() -> None:
         name = "worker `put_file`" if m == "worker" else "boto3 `upload_file`"
         lines.append(f"| {s} MB | {name} | {mbps:.0f} | {sec:.2f} | {peak:.0f} | {added:.0f} |")
     ratios = [by[(s, "boto3")][0] / by[(s, "worker")][0] for s in sizes]
-    added = [by[(s, "worker")][3] for s in sizes]
+    added_mb = [by[(s, "worker")][3] for s in sizes]
     body = (
         "Upload of a local file to SeaweedFS on 127.0.0.1, each run a fresh process "
         f"({args.rounds} rounds per size; random bytes). The media worker uploads with "
@@ -143,7 +143,7 @@ def main() -> None:
         + "boto3 / worker throughput: "
         + ", ".join(f"{s} MB: {r:.2f}x" for s, r in zip(sizes, ratios, strict=True))
         + " (target: within 2x). Memory the worker's upload added: "
-        + ", ".join(f"{s} MB file: {a:.0f} MB" for s, a in zip(sizes, added, strict=True))
+        + ", ".join(f"{s} MB file: {a:.0f} MB" for s, a in zip(sizes, added_mb, strict=True))
         + " (target: flat, independent of the file size).\n"
     )
     print(body)

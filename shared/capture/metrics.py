@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 JOBS_DONE = Counter(
     "dla_capture_jobs_total",
@@ -27,6 +27,21 @@ ARTIFACT_BYTES = Counter(
 S3_ERRORS = Counter(
     "dla_capture_s3_errors_total", "S3 operations that failed", ["service", "operation"]
 )
+DOWNLOADED = Counter(
+    "dla_capture_download_bytes_total",
+    "Bytes hooks reported downloaded (their Progress records), by plugin",
+    ["service", "plugin"],
+)
+IN_PROGRESS = Gauge(
+    "dla_capture_download_in_progress_bytes",
+    "Bytes downloaded so far by the jobs running now (Progress records)",
+    ["service"],
+)
+PERCENT = Gauge(
+    "dla_capture_download_percent",
+    "Percent done of the latest download that knows its size, by plugin",
+    ["service", "plugin"],
+)
 OUTCOMES = ("succeeded", "retry", "nak", "invalid")
 
 
@@ -36,3 +51,4 @@ def initialise(service: str) -> None:
         JOBS_DONE.labels(service, outcome)
     for operation in ("upload", "bucket"):
         S3_ERRORS.labels(service, operation)
+    IN_PROGRESS.labels(service)

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from shared import bus
 from shared.capture import metrics
-from shared.capture.artifacts import artifact_key, content_type, meta_key
+from shared.capture.artifacts import artifact_key, content_type, meta_key, snapshot_prefix
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
@@ -37,6 +37,7 @@ from shared.hooks.records import (
     BinaryRecord,
     FileRecord,
     HookRecord,
+    ProgressRecord,
 )
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
@@ -78,6 +79,7 @@ class JobRun:
         self.files: dict[tuple[str, str], FileRecord] = {}
         """What hooks said about their files, by (plugin, path): used at upload."""
         self.storage_error: StorageError | None = None
+        self.downloaded: dict[str, int] = {}
 
     async def publish(self, record: HookRecord) -> None:
         """Publish one record as a CaptureEvent (raises BusError)."""
@@ -96,11 +98,28 @@ class JobRun:
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
         """HookObserver: forward a record as it streams out of the hook (a File record is
-        kept for the upload of its file instead)."""
+        kept for the upload of its file instead; a Progress record also feeds the metrics)."""
+        if isinstance(record, ProgressRecord):
+            self.progress(hook.plugin, record)
         if isinstance(record, FileRecord):
             self.files[(hook.plugin, record.path)] = record
             return
         await self.publish(record)
+
+    def progress(self, plugin: str, record: ProgressRecord) -> None:
+        """Download progress into the metrics (bytes so far, percent of the current job)."""
+        last = self.downloaded.get(plugin, 0)
+        delta = max(0, record.downloaded_bytes - last)
+        self.downloaded[plugin] = max(last, record.downloaded_bytes)
+        metrics.DOWNLOADED.labels(self.cfg.service, plugin).inc(delta)
+        metrics.IN_PROGRESS.labels(self.cfg.service).inc(delta)
+        if record.percent is not None:
+            metrics.PERCENT.labels(self.cfg.service, plugin).set(record.percent)
+
+    def forget_progress(self) -> None:
+        """The job ended: its bytes are no longer in progress."""
+        metrics.IN_PROGRESS.labels(self.cfg.service).dec(sum(self.downloaded.values()))
+        self.downloaded.clear()
 
     async def hook_finished(
         self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
@@ -206,12 +225,17 @@ async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, m
     started = loop.time()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        # a run killed mid-upload left parts behind: the retry starts clean
+        prefix = snapshot_prefix(cfg.s3_prefix, job.link_id, job.snapshot_id)
+        if (run > 1 or job.attempt > 1) and await store.abort_incomplete_uploads(prefix):
+            log.info("%s: aborted incomplete uploads of an earlier run", job.snapshot_id)
         results, retry = await run_hooks(cfg, jr, out_dir)
         await report_done(jr, msg, results, retry)
     except (StorageError, BusError) as exc:
         await retry_later(cfg, job, msg, exc)
     finally:
         heartbeat.cancel()
+        jr.forget_progress()
         JOB_SECONDS.labels(cfg.service).observe(loop.time() - started)
         shutil.rmtree(out_dir, ignore_errors=True)
 
@@ -289,6 +313,24 @@ async def retry_later(cfg: WorkerConfig, job: CaptureJob, msg: Msg, exc: Excepti
         log.warning("nak failed: %s", nak_exc)
 
 
+def sweep_stale_scratch(scratch_dir: Path) -> list[Path]:
+    """Delete the scratch folders of dead workers (`<service>-<pid>` whose pid is gone):
+    what a SIGKILLed worker was downloading must not fill the disk."""
+    swept: list[Path] = []
+    parent, own = scratch_dir.parent, scratch_dir.name
+    if not parent.is_dir():
+        return swept
+    service = own.rsplit("-", 1)[0]
+    for folder in parent.glob(f"{service}-*"):
+        pid = folder.name.rsplit("-", 1)[-1]
+        if folder.name == own or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        swept.append(folder)
+        log.info("swept scratch folder of dead worker %s", folder.name)
+    return swept
+
+
 async def report_binaries(
     cfg: WorkerConfig, js: JetStreamContext, binaries: list[BinaryRecord]
 ) -> None:
@@ -311,6 +353,7 @@ async def run_worker(
 ) -> None:
     """Fetch and process jobs, at most cfg.concurrency at a time, until stop is set."""
     metrics.initialise(cfg.service)
+    await asyncio.to_thread(sweep_stale_scratch, cfg.scratch_dir)
     if cfg.binaries is None:
         cfg.binaries = await asyncio.to_thread(detect_binaries, cfg.plugins_dirs, env=cfg.hook_env)
         for b in cfg.binaries:

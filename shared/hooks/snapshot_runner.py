@@ -38,7 +38,8 @@ Input
 
 Output
   stdout: JSONL, one record per line (shared/hooks/records.py: ArchiveResult, Snapshot, Tag,
-          Metadata, Text, Binary, Artifact), streamed to the archiver as each line arrives.
+          Metadata, Text, Progress, Media, Binary, Artifact), streamed to the archiver as each
+          line arrives.
           Lines that are not valid records are logged and ignored. At most 16 MiB is read;
           beyond that output is discarded (the hook keeps running). Lines over 4 MiB are dropped.
   stderr: human logs, kept (first 16 MiB) as `<hook file name>.stderr.log` in the cwd; an

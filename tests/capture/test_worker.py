@@ -58,6 +58,7 @@ class Harness:
         return WorkerConfig(
             service="archiver", consumer=ARCHIVER_JOBS, plugins_dirs=[REPO_PLUGINS],
             scratch_dir=self.tmp / "scratch", s3_prefix="archives/", nak_delay_s=0.5,
+            skip_plugins=("media",),  # as the archiver service: media runs on its own workers
             hook_env={"ALLOW_PRIVATE_TARGETS": "true", "PATH": "/usr/bin:/bin"},
         )  # fmt: skip
 
