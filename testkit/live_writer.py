@@ -51,6 +51,7 @@ class LiveWriter:
             BACKUP_INTERVAL_SECONDS="0",
             METRICS_PORT="0",
             SCHEDULER_INTERVAL_SECONDS="0.2",
+            MEDIA_JOBS_ENABLED="false",  # the writer process tests count capture jobs
         )
         base.update(self.env)
         return base

@@ -133,16 +133,21 @@ class Harness:
     """A database plus a clock; apply() runs messages through the real batch path."""
 
     conn: sqlite3.Connection
-    policy: Policy = field(default_factory=Policy)
+    policy: Policy = field(default_factory=lambda: Policy(media_jobs=False))
+    """Media jobs are off by default (the capture tests count jobs); the media tests turn
+    them on (tests/writer/test_media_jobs.py)."""
     now: datetime = T0
 
     def apply(self, *messages: Message) -> BatchResult[None]:
         items = [Item(SUBJECT[type(m).__name__], m, None) for m in messages]
         return apply_batch(self.conn, self.policy, items, self.now)
 
-    def dispatch(self, concurrency: int = 100, per_domain: int = 100) -> list[CaptureJob]:
+    def dispatch(
+        self, concurrency: int = 100, per_domain: int = 100, media: int = 100
+    ) -> list[CaptureJob]:
         """One scheduler tick whose publishes all succeed."""
-        plans = scheduler.plan(self.conn, self.policy, Limits(concurrency, per_domain), self.now)
+        limits = Limits(concurrency, per_domain, media)
+        plans = scheduler.plan(self.conn, self.policy, limits, self.now)
         jobs = [p.job for p in plans]
         scheduler.mark_published(self.conn, jobs, self.now)
         return jobs

@@ -7,7 +7,8 @@ canonical link, favicon and image (shared.content.metadata); the two are merged:
 rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an
 interstitial and the raw page is not; a field one lacks comes from the other. Reddit's JSON
 wins over both. Writes `metadata.json` (the merged values and each source's) and emits one
-Metadata record. No HTML at all: `skipped` (nothing to read; not retried).
+Metadata record, with `has_video` when either page shows a video (shared.content.video: the
+writer gives such a link a media job). No HTML at all: `skipped` (nothing to read; not retried).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from shared.content.inputs import read_inputs
 from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
+from shared.content.video import shows_video
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
 
 
@@ -59,8 +61,10 @@ def main() -> int:
         "reddit_json": reddit is not None,
         "skipped_sources": list(inputs.skipped),
     }
-    Path("metadata.json").write_text(json.dumps(saved, indent=1, ensure_ascii=False))
     values = asdict(merged)
+    values["has_video"] = any(shows_video(html) for html in (inputs.raw, inputs.rendered) if html)
+    saved["has_video"] = values["has_video"]
+    Path("metadata.json").write_text(json.dumps(saved, indent=1, ensure_ascii=False))
     emit(MetadataRecord(**{k: values[k] for k in MetadataRecord.model_fields if k in values}))
     emit(ArchiveResultRecord(status="succeeded", output_str=merged.title or "(untitled)"))
     return 0

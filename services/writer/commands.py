@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from services.writer import linkstore, transitions
+from services.writer import linkstore, media, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
@@ -45,6 +45,7 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
     state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="submit", now=ctx.now, policy=ctx.policy)
     job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
+    media.on_decision(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso)
     _record(
         ctx,
         "submit",
@@ -79,6 +80,7 @@ def apply_rearchive(ctx: ApplyContext, cmd: RearchiveCommand) -> None:
     state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="rearchive", now=ctx.now, policy=ctx.policy)
     job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
+    media.on_decision(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso)
     _record(
         ctx,
         "rearchive",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from services.writer import artifacts, feed_posts, linkstore, transitions
+from services.writer import artifacts, feed_posts, linkstore, media, transitions
 from services.writer.context import ApplyContext
 from shared.links import CanonicalUrl, canonicalize
 
@@ -52,3 +52,4 @@ def merge(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> N
     transitions.move_to_link(conn, loser, survivor)
     artifacts.move_to_link(conn, loser, survivor)
     linkstore.absorb(conn, loser=loser, survivor=survivor, now=now)
+    media.move_to_link(conn, loser, survivor, now)

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.writer import linkstore, transitions
+from services.writer import linkstore, media, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import is_permanent
@@ -21,7 +21,7 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
     """Finish the job's current attempt; reports of other attempts are ignored."""
     conn = ctx.conn
     job = conn.execute(
-        "SELECT id, link_id, snapshot_id, status, attempts FROM archive_jobs WHERE id = ?",
+        "SELECT id, link_id, snapshot_id, status, attempts, kind FROM archive_jobs WHERE id = ?",
         (done.job_id,),
     ).fetchone()
     if job is None or job["status"] != "running" or job["attempts"] != done.attempt:
@@ -43,6 +43,11 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
     else:
         transitions.fail_permanent(conn, job["id"], job["link_id"], outcome.error, ctx.now_iso)
+    if job["kind"] == "media":  # a media job never changes what the link's status says
+        if retry_at is None:  # finished (succeeded, failed, or attempts used up)
+            ok = not (retry or done.error) and outcome.outcome in ("succeeded", "partial")
+            media.settle_job(conn, job["id"], job["snapshot_id"], ok, ctx.now_iso)
+        return
     error = outcome.error or (done.error if retry_at or done.error else None)
     linkstore.attempt_ended(
         conn,

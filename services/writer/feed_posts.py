@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from services.writer import linkstore, transitions
+from services.writer import linkstore, media, transitions
 from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
@@ -89,6 +89,7 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
             quote_only=not link.outside_quote,
         )
         transitions.record_decision(conn, link_id, decision, ctx.now_iso, state)
+        media.on_decision(conn, link_id, decision, ctx.policy, ctx.now_iso)
 
 
 def _record_occurrences(

@@ -42,6 +42,10 @@ class Policy:
     job_deadline: timedelta = timedelta(minutes=15)
     domains: DomainPolicy = field(default_factory=DomainPolicy)
     """The domain policy: submissions bypass its allowlist, never its exclude list."""
+    media_jobs: bool = True
+    """Give video links (and pages showing a video) a media job."""
+    media_job_deadline: timedelta = timedelta(minutes=65)
+    """A dispatched media job silent this long is dispatched again (downloads run long)."""
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,8 @@ def upsert_link(conn: sqlite3.Connection, forms: UrlForms, seen_at: str) -> int:
     )
     link_id = int(cur.lastrowid or 0)
     conn.execute(
-        "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text)"
-        " VALUES (?, ?, '', ?, ?, '')",
+        "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text,"
+        " media_text) VALUES (?, ?, '', ?, ?, '', '')",
         (link_id, link_id, forms.canonical, forms.domain),
     )
     return link_id
@@ -169,8 +169,8 @@ def set_status(conn: sqlite3.Connection, link_id: int, event: str) -> None:
 
 
 def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> None:
-    """Set one column (title, extracted_text) of the link's full-text row."""
-    if column not in ("title", "extracted_text", "url", "domain"):
+    """Set one column (title, extracted_text, media_text) of the link's full-text row."""
+    if column not in ("title", "extracted_text", "url", "domain", "media_text"):
         raise ValueError(column)
     if conn.execute("SELECT 1 FROM link_text_fts WHERE rowid = ?", (link_id,)).fetchone():
         conn.execute(f"UPDATE link_text_fts SET {column} = ? WHERE rowid = ?", (value, link_id))
@@ -180,11 +180,11 @@ def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> 
     ).fetchone()
     if row is None:
         return
-    fields = {"title": "", "url": row[0], "domain": row[1], "extracted_text": ""}
+    fields = {"title": "", "url": row[0], "domain": row[1], "extracted_text": "", "media_text": ""}
     fields[column] = value
     conn.execute(
-        "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text,"
+        " media_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             link_id,
             link_id,
@@ -192,6 +192,7 @@ def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> 
             fields["url"],
             fields["domain"],
             fields["extracted_text"],
+            fields["media_text"],
         ),
     )
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from services.writer import artifacts, binary_inventory, dedup, linkstore, transitions
+from services.writer import artifacts, binary_inventory, dedup, linkstore, media, transitions
 from services.writer.clock import iso_or_none
 from services.writer.context import ApplyContext
 from services.writer.metrics import HOOK_RESULTS
@@ -21,7 +21,9 @@ from shared.hooks.records import (
     ArtifactRecord,
     BinaryRecord,
     FileRecord,
+    MediaRecord,
     MetadataRecord,
+    ProgressRecord,
     SnapshotRecord,
     TagRecord,
     TextRecord,
@@ -59,7 +61,14 @@ def apply_capture_event(ctx: ApplyContext, ev: CaptureEvent) -> bool:
         log.warning("capture event %s for unknown link %d dropped", ev.msg_id(), ev.link_id)
         return False
     # Sign of life: the attempt in flight is not silent, so its deadline moves on.
-    transitions.heartbeat(ctx.conn, ev.job_id, ev.attempt, ctx.now, ctx.policy.job_deadline)
+    transitions.heartbeat(
+        ctx.conn,
+        ev.job_id,
+        ev.attempt,
+        ctx.now,
+        ctx.policy.job_deadline,
+        ctx.policy.media_job_deadline,
+    )
     RECORD_HANDLERS[type(ev.record)](ctx, target, ev, ev.record)
     return True
 
@@ -109,6 +118,8 @@ def _archive_result(
         transitions.start(ctx.conn, target.snapshot_id, ctx.now_iso)
     elif rec.status in ("succeeded", "failed", "skipped"):
         HOOK_RESULTS.labels(rec.plugin, rec.status, rec.error_code or "").inc()
+    if rec.status == "failed":
+        media.on_result(ctx.conn, target.link_id, rec.error_code, attempt, ctx.now)
 
 
 def _artifact(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ArtifactRecord) -> None:
@@ -119,6 +130,8 @@ def _metadata(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: Metadata
     """Merge metadata: a field the record carries replaces the stored one."""
     values = {f: getattr(rec, f) for f in linkstore.METADATA_FIELDS}
     linkstore.set_metadata(ctx.conn, target.link_id, values, ctx.now_iso)
+    if rec.has_video and ctx.policy.media_jobs:
+        media.on_page_video(ctx.conn, target.link_id, ctx.now_iso)
 
 
 def _text(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: TextRecord) -> None:
@@ -137,6 +150,14 @@ def _snapshot(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: Snapshot
 
 def _tag(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: TagRecord) -> None:
     linkstore.add_tag(ctx.conn, target.link_id, rec.name, ctx.now_iso)
+
+
+def _progress(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ProgressRecord) -> None:
+    media.record_progress(ctx.conn, ev.job_id, rec, ctx.now_iso)
+
+
+def _media(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: MediaRecord) -> None:
+    media.record_media(ctx.conn, target.link_id, ev.job_id, target.snapshot_id, rec, ctx.now_iso)
 
 
 def _binary(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: BinaryRecord) -> None:
@@ -159,5 +180,7 @@ RECORD_HANDLERS: dict[type[Any], RecordHandler] = {
     TagRecord: _tag,
     BinaryRecord: _binary,
     FileRecord: _file,
+    ProgressRecord: _progress,
+    MediaRecord: _media,
 }
 """The handler of each hook record type (every type of ``shared.hooks.records.HookRecord``)."""

@@ -7,9 +7,12 @@ database (status running, attempt + 1, deadline) *before* the ``CaptureJob`` is 
 same ``Nats-Msg-Id``: JetStream drops the duplicate. A running job silent past its deadline
 is dispatched again as a new attempt, until ``MAX_ATTEMPTS``.
 
-In flight = status ``running``: never more than ``WORKER_CONCURRENCY`` overall, nor more than
-``PER_DOMAIN_CONCURRENCY`` per registrable domain (``old.reddit.com`` and ``www.reddit.com``
-share ``reddit.com``), whatever the number of workers.
+In flight = status ``running``: never more than ``WORKER_CONCURRENCY`` capture jobs and
+``MEDIA_CONCURRENCY`` media jobs overall, nor more than ``PER_DOMAIN_CONCURRENCY`` of each
+kind per registrable domain (``old.reddit.com`` and ``www.reddit.com`` share ``reddit.com``),
+whatever the number of workers; nothing to a domain backing off after a rate-limit answer
+(``media.backed_off``). Media jobs get ``MEDIA_JOB_DEADLINE_SECONDS`` instead of
+``JOB_DEADLINE_SECONDS`` (their Progress records keep moving it on while they download).
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import logging
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from services.writer import transitions
+from services.writer import media, transitions
 from services.writer.clock import iso, parse
 from services.writer.db import transaction
 from services.writer.job_policy import Policy
@@ -40,6 +43,8 @@ class Limits:
 
     concurrency: int = 4
     per_domain: int = 1
+    media_concurrency: int = 1
+    """Media jobs in flight (counted apart from capture jobs; per_domain applies to each)."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +91,14 @@ def mark_published(conn: sqlite3.Connection, published: list[CaptureJob], now: d
         transitions.published(conn, [(j.job_id, j.attempt) for j in published], iso(now))
 
 
+def _deadline(policy: Policy, kind: str) -> timedelta:
+    return policy.media_job_deadline if kind == "media" else policy.job_deadline
+
+
 def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
     """Running jobs past their deadline: dispatch again as a new attempt, or fail."""
     expired = conn.execute(
-        "SELECT id, link_id, attempts FROM archive_jobs WHERE status = 'running'"
+        "SELECT id, link_id, attempts, kind FROM archive_jobs WHERE status = 'running'"
         " AND deadline < ? AND published_at IS NOT NULL",
         (iso(now),),
     ).fetchall()
@@ -107,19 +116,35 @@ def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
         log.info(
             "job %d: attempt %d silent past its deadline; dispatching again", r["id"], r["attempts"]
         )
-        transitions.dispatch(conn, r["id"], policy.job_deadline, now)
+        transitions.dispatch(conn, r["id"], _deadline(policy, r["kind"]), now)
 
 
 def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime) -> None:
-    """Start as many due queued jobs as the limits allow, best priority first."""
+    """Start as many due queued jobs as the limits allow, best priority first: capture and
+    media jobs each within their own concurrency, neither to a domain backing off."""
+    backing_off = media.backed_off(conn, iso(now))
+    for kind, concurrency in (("capture", limits.concurrency), ("media", limits.media_concurrency)):
+        _dispatch_kind(conn, policy, limits, now, kind, concurrency, backing_off)
+
+
+def _dispatch_kind(
+    conn: sqlite3.Connection,
+    policy: Policy,
+    limits: Limits,
+    now: datetime,
+    kind: str,
+    concurrency: int,
+    backing_off: set[str],
+) -> None:
     running = conn.execute(
         "SELECT l.domain, count(*) FROM archive_jobs j JOIN links l ON l.id = j.link_id"
-        " WHERE j.status = 'running' GROUP BY l.domain"
+        " WHERE j.status = 'running' AND j.kind = ? GROUP BY l.domain",
+        (kind,),
     ).fetchall()
     per_site: Counter[str] = Counter()
     for domain, n in running:
         per_site[registrable_domain(domain)] += n
-    free = limits.concurrency - sum(per_site.values())
+    free = concurrency - sum(per_site.values())
     if free <= 0:
         return
     candidates = conn.execute(
@@ -128,9 +153,9 @@ def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now:
         "  row_number() OVER (PARTITION BY l.domain ORDER BY j.priority DESC, j.not_before,"
         "  j.id) AS rn"
         " FROM archive_jobs j JOIN links l ON l.id = j.link_id"
-        " WHERE j.status = 'queued' AND j.not_before <= ?)"
+        " WHERE j.status = 'queued' AND j.kind = ? AND j.not_before <= ?)"
         " WHERE rn <= ? ORDER BY priority DESC, not_before, id",
-        (iso(now), limits.per_domain),
+        (kind, iso(now), limits.per_domain),
     ).fetchall()
     for c in candidates:
         if free <= 0:
@@ -141,8 +166,8 @@ def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now:
             )
             continue
         site = registrable_domain(c["domain"])
-        if per_site[site] >= limits.per_domain:
+        if per_site[site] >= limits.per_domain or site in backing_off:
             continue
-        transitions.dispatch(conn, c["id"], policy.job_deadline, now)
+        transitions.dispatch(conn, c["id"], _deadline(policy, kind), now)
         per_site[site] += 1
         free -= 1

@@ -50,7 +50,11 @@ class Writer:
     def __init__(self, settings: WriterSettings) -> None:
         self.settings = settings
         self.policy = settings.policy()
-        self.limits = scheduler.Limits(settings.worker_concurrency, settings.per_domain_concurrency)
+        self.limits = scheduler.Limits(
+            settings.worker_concurrency,
+            settings.per_domain_concurrency,
+            settings.media_concurrency,
+        )
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="writer-db")
         self._conn: sqlite3.Connection | None = None
         self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(WRITER_CONSUMERS))

@@ -26,6 +26,18 @@ class WriterSettings(DomainPolicySettings):
     per_domain_concurrency: int = Field(
         1, ge=1, description="Capture jobs in flight at once per registrable domain."
     )
+    media_concurrency: int = Field(
+        1, ge=1, description="Media jobs in flight at once, across every media worker."
+    )
+    media_jobs_enabled: bool = Field(
+        True, description="Give video links and pages showing a video a media job (yt-dlp)."
+    )
+    media_job_deadline_seconds: int = Field(
+        3900,
+        gt=0,
+        description="A dispatched media job silent this long is dispatched again"
+        " (MEDIA_TIMEOUT plus a margin; Progress records count as signs of life).",
+    )
     max_attempts: int = Field(
         MAX_ATTEMPTS, ge=1, description="Attempts of one job (first run + retries) before it fails."
     )
@@ -70,4 +82,6 @@ class WriterSettings(DomainPolicySettings):
             max_attempts=self.max_attempts,
             job_deadline=timedelta(seconds=self.job_deadline_seconds),
             domains=self.domain_policy(),
+            media_jobs=self.media_jobs_enabled,
+            media_job_deadline=timedelta(seconds=self.media_job_deadline_seconds),
         )

@@ -17,6 +17,13 @@ Jobs (``archive_jobs.status``)::
     finished --requeue_hooks-> queued      (hooks skipped for a missing binary, binary now here)
     any --move_to_link-------> same status, on the link another was merged into (dedup)
 
+Media jobs (``kind = 'media'``, made by ``media.py``) take the same transitions, with
+two of their own to be made; none of their transitions touches the link's status (the
+page's capture owns that: ``succeed`` and ``fail_permanent`` of a media job only finish it)::
+
+    (new) --queue_media------> queued
+    (new) --skip_media-------> skipped_cached   (another link's job downloads the same video)
+
 Snapshots (``snapshots.status``): ``queued`` when made at a job's first dispatch (or
 ``started`` when ``adopt_snapshot`` meets an event of a snapshot this database never made),
 ``started`` when its first hook starts (``start``), whatever the hooks' ``Snapshot`` record
@@ -52,7 +59,8 @@ def link_state(conn: sqlite3.Connection, link_id: int) -> LinkState:
     """When the link was last archived, its status, and its queued or running job, if any."""
     row = conn.execute(
         "SELECT last_archived_at, status, (SELECT id FROM archive_jobs WHERE link_id = links.id"
-        " AND status IN ('queued', 'running') ORDER BY id LIMIT 1) FROM links WHERE id = ?",
+        " AND kind = 'capture' AND status IN ('queued', 'running') ORDER BY id LIMIT 1)"
+        " FROM links WHERE id = ?",
         (link_id,),
     ).fetchone()
     if row is None:
@@ -122,6 +130,28 @@ def queue(
     return job_id
 
 
+def queue_media(
+    conn: sqlite3.Connection, link_id: int, reason: str, priority: int, now: str
+) -> int:
+    """A queued media job, due now (the link's status is left alone)."""
+    cur = conn.execute(
+        "INSERT INTO archive_jobs (link_id, kind, status, reason, priority, enqueued_at,"
+        " not_before) VALUES (?, 'media', 'queued', ?, ?, ?, ?)",
+        (link_id, reason, priority, now, now),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def skip_media(conn: sqlite3.Connection, link_id: int, reason: str, now: str) -> int:
+    """A media job finished as it is made: the video is another link's download."""
+    cur = conn.execute(
+        "INSERT INTO archive_jobs (link_id, kind, status, reason, enqueued_at, finished_at)"
+        " VALUES (?, 'media', 'skipped_cached', ?, ?, ?)",
+        (link_id, reason, now, now),
+    )
+    return int(cur.lastrowid or 0)
+
+
 # -- attempts -------------------------------------------------------------------------------
 
 
@@ -147,14 +177,29 @@ def published(conn: sqlite3.Connection, dispatches: list[tuple[int, int]], now: 
 
 
 def heartbeat(
-    conn: sqlite3.Connection, job_id: int, attempt: int, now: datetime, deadline: timedelta
+    conn: sqlite3.Connection,
+    job_id: int,
+    attempt: int,
+    now: datetime,
+    deadline: timedelta,
+    media_deadline: timedelta | None = None,
 ) -> None:
     """A sign of life of the attempt in flight: its deadline moves on (written at most once
-    per half deadline, so a stream of events costs few writes)."""
+    per half deadline, so a stream of events costs few writes). Media jobs use
+    `media_deadline` (their downloads run for hours)."""
+    media = media_deadline or deadline
     conn.execute(
-        "UPDATE archive_jobs SET deadline = ? WHERE id = ? AND status = 'running'"
-        " AND attempts = ? AND deadline < ?",
-        (iso(now + deadline), job_id, attempt, iso(now + deadline / 2)),
+        "UPDATE archive_jobs SET deadline = CASE kind WHEN 'media' THEN ?1 ELSE ?2 END"
+        " WHERE id = ?3 AND status = 'running' AND attempts = ?4"
+        " AND deadline < CASE kind WHEN 'media' THEN ?5 ELSE ?6 END",
+        (
+            iso(now + media),
+            iso(now + deadline),
+            job_id,
+            attempt,
+            iso(now + media / 2),
+            iso(now + deadline / 2),
+        ),
     )
 
 
@@ -172,19 +217,27 @@ def fail_retry(
 
 
 def succeed(conn: sqlite3.Connection, job_id: int, link_id: int, now: str) -> None:
-    """The job succeeded: snapshot sealed, the link counts as archived now."""
+    """The job succeeded: snapshot sealed, the link counts as archived now (capture jobs)."""
     JOB_OUTCOMES.labels("succeeded").inc()
     _finish(conn, job_id, "succeeded", None, now)
-    linkstore.archived(conn, link_id, now)
+    if _kind(conn, job_id) == "capture":
+        linkstore.archived(conn, link_id, now)
 
 
 def fail_permanent(
     conn: sqlite3.Connection, job_id: int, link_id: int, error: str | None, now: str
 ) -> None:
-    """The job failed for good: snapshot sealed, the link failed unless archived before."""
+    """The job failed for good: snapshot sealed, the link failed unless archived before
+    (capture jobs)."""
     JOB_OUTCOMES.labels("failed").inc()
     _finish(conn, job_id, "failed", error, now)
-    linkstore.set_status(conn, link_id, "failed")
+    if _kind(conn, job_id) == "capture":
+        linkstore.set_status(conn, link_id, "failed")
+
+
+def _kind(conn: sqlite3.Connection, job_id: int) -> str:
+    row = conn.execute("SELECT kind FROM archive_jobs WHERE id = ?", (job_id,)).fetchone()
+    return "capture" if row is None else str(row[0])
 
 
 def _finish(

@@ -89,6 +89,9 @@ class MetadataRecord(_Record):
     """The page's icon URL (`<link rel=icon>`, else /favicon.ico)."""
     image: str | None = None
     """Preview image URL (og:image, twitter:image)."""
+    has_video: bool | None = None
+    """The page shows a video (og:video, a <video> element, a link to a media file): the
+    writer gives the link a media job."""
 
 
 class TextRecord(_Record):

@@ -8,7 +8,9 @@ from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
     BinaryRecord,
+    MediaRecord,
     MetadataRecord,
+    ProgressRecord,
     SnapshotRecord,
     TagRecord,
     TextRecord,
@@ -67,12 +69,30 @@ def capture_messages(job: dict) -> list[Message]:
             6,
             SnapshotRecord(title="Owls!", final_url="https://www.reddit.com/r/x/comments/abc/t/"),
         ),
+        event(job, 7, ProgressRecord(downloaded_bytes=10, total_bytes=20, percent=50.0)),
         event(
             job,
-            7,
+            8,
+            MediaRecord(
+                platform="reddit", video_id="abc", title="Owl video", transcript="hoot hoot"
+            ),
+        ),
+        event(
+            job,
+            9,
+            ArchiveResultRecord(
+                status="failed",
+                plugin="media",
+                hook="on_Snapshot__63_media.bg.py",
+                error_code="E_MEDIA_RATE_LIMITED",
+            ),
+        ),
+        event(
+            job,
+            10,
             ArchiveResultRecord(
                 status="succeeded", plugin="fetch", hook=hook, output_str="HTTP 200", exit_code=0
             ),
         ),
-        done(job, records=8),
+        done(job, records=11),
     ]

@@ -68,7 +68,7 @@ def test_hard_failures_retry_with_backoff_only_the_failed_hooks(h: Harness) -> N
 
 
 def test_attempts_are_capped(h: Harness) -> None:
-    h.policy = Policy(max_attempts=2)
+    h.policy = Policy(max_attempts=2, media_jobs=False)
     job = start(h)
     h.apply(done(job, error="S3 down"))
     assert h.job(1)["status"] == "queued" and h.job(1)["last_error"] == "S3 down"

@@ -120,7 +120,7 @@ def test_quote_only_link_archived_before_is_skipped_unless_configured(h: Harness
 
 
 def test_quote_only_links_setting(h: Harness) -> None:
-    h.policy = Policy(quote_only_links=True)
+    h.policy = Policy(quote_only_links=True, media_jobs=False)
     h.apply(post("g1", occ(REDDIT)))
     _archive(h, 1)
     h.advance(hours=2)

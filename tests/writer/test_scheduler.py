@@ -69,7 +69,7 @@ def test_dispatch_is_recorded_before_publish_and_republished_until_stored(h: Har
 
 
 def test_a_silent_job_is_dispatched_again_then_failed(h: Harness) -> None:
-    h.policy = Policy(max_attempts=2)
+    h.policy = Policy(max_attempts=2, media_jobs=False)
     links(h, "https://x.com/a/status/1")
     h.dispatch()
     h.now += h.policy.job_deadline

@@ -1,0 +1,267 @@
+"""Media: which links get a media job, one download per video, media text for search, and
+domains backing off after a rate-limit answer.
+
+Writes ``media_items``, ``link_media`` and ``domain_backoff``; jobs only through
+``transitions`` (``queue_media``, ``skip_media``), the full-text row through ``linkstore``.
+
+- A link whose URL names a video (``shared.links.video.media_key``: a video on one of the
+  platforms, or a media file) gets a media job next to its capture job. A link whose capture
+  found a video on the page (a Metadata record with ``has_video``) gets one then.
+- One download per video: the video's key (platform + id) is looked up first; when another
+  link's job already downloads (or downloaded) it, the new link points at that download
+  (``link_media``) and its media job is recorded ``skipped_cached`` with the reason. A Media
+  record whose key another job already downloaded points the link at that first download too.
+- The title, uploader, description and transcript of every video a link shows go into the
+  ``media_text`` column of the link's full-text row, so a search finds the link by them.
+- A rate-limit answer (``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs off the whole
+  registrable domain: the scheduler dispatches none of its jobs before ``until``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from datetime import datetime, timedelta
+
+from services.writer import linkstore, transitions
+from services.writer.clock import iso
+from services.writer.job_policy import Decision, Policy
+from shared.hooks.records import MediaRecord, ProgressRecord
+from shared.hooks.retry import BACKOFF
+from shared.links import registrable_domain
+from shared.links.video import MediaKey, media_key
+
+log = logging.getLogger(__name__)
+
+RATE_LIMITED = re.compile(r"^E_[A-Z0-9]+_(RATE_LIMITED|HTTP_429)$")
+_PLATFORMS_KEYED_BY_URL = frozenset(
+    {"youtube", "tiktok", "twitter", "instagram", "facebook", "bluesky", "reddit", "streamable",
+     "vimeo"}
+)  # fmt: skip
+"""Platforms whose Media records carry the same key as their URLs (shared/links/video.py)."""
+
+
+def on_decision(
+    conn: sqlite3.Connection, link_id: int, decision: Decision, policy: Policy, now: str
+) -> int | None:
+    """A link got a capture job: if its URL names a video, it gets a media job too (or
+    points at the download of the same video). Returns the media job id, if one was made."""
+    if decision.status != "queued" or not policy.media_jobs:
+        return None
+    row = conn.execute("SELECT canonical_url FROM links WHERE id = ?", (link_id,)).fetchone()
+    key = None if row is None else media_key(row[0])
+    if key is None:
+        return None
+    reason = f"video link ({key.platform})"
+    return _job_for_key(conn, link_id, key, reason, decision.priority, now)
+
+
+def on_page_video(conn: sqlite3.Connection, link_id: int, now: str) -> int | None:
+    """The link's capture found a video on the page: a media job, unless it has one."""
+    if _has_media_job(conn, link_id):
+        return None
+    return transitions.queue_media(conn, link_id, "the page shows a video", 0, now)
+
+
+def _has_media_job(conn: sqlite3.Connection, link_id: int) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM archive_jobs WHERE link_id = ? AND kind = 'media'"
+        " AND status IN ('queued', 'running', 'succeeded', 'skipped_cached') LIMIT 1",
+        (link_id,),
+    ).fetchone()
+    return row is not None
+
+
+def _job_for_key(
+    conn: sqlite3.Connection, link_id: int, key: MediaKey, reason: str, priority: int, now: str
+) -> int | None:
+    item = conn.execute(
+        "SELECT id, link_id, status, job_id FROM media_items WHERE media_key = ?", (str(key),)
+    ).fetchone()
+    if item is not None and item["status"] != "failed":
+        _attach(conn, link_id, int(item["id"]), now)
+        if item["link_id"] != link_id:
+            transitions.skip_media(
+                conn, link_id, f"same video as link {item['link_id']} ({key})", now
+            )
+        return None
+    if _has_media_job(conn, link_id) and item is None:
+        return None
+    job_id = transitions.queue_media(conn, link_id, reason, priority, now)
+    if item is None:
+        cur = conn.execute(
+            "INSERT INTO media_items (media_key, platform, video_id, link_id, job_id, status,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (str(key), key.platform, key.video_id, link_id, job_id, now, now),
+        )
+        media_id = int(cur.lastrowid or 0)
+    else:  # failed before (e.g. gave up after retries): this link's job tries again
+        media_id = int(item["id"])
+        conn.execute(
+            "UPDATE media_items SET link_id = ?, job_id = ?, status = 'pending', error_code = NULL,"
+            " updated_at = ? WHERE id = ?",
+            (link_id, job_id, now, media_id),
+        )
+    _attach(conn, link_id, media_id, now)
+    return job_id
+
+
+def _attach(conn: sqlite3.Connection, link_id: int, media_id: int, now: str) -> None:
+    conn.execute(
+        "INSERT INTO link_media (link_id, media_id, created_at) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (link_id, media_id, now),
+    )
+    refresh_text(conn, link_id)
+
+
+def record_media(
+    conn: sqlite3.Connection,
+    link_id: int,
+    job_id: int,
+    snapshot_id: str,
+    rec: MediaRecord,
+    now: str,
+) -> None:
+    """A Media record: the video a media job found (and downloaded, or kept metadata of)."""
+    status = "downloaded" if rec.downloaded else "metadata_only"
+    if rec.platform in _PLATFORMS_KEYED_BY_URL:
+        key = f"{rec.platform}:{rec.video_id}"
+    else:  # generic pages and files: ids are only unique on their page
+        key = f"{rec.platform}:{rec.video_id}@{rec.media_url or ''}"
+    item = conn.execute(
+        "SELECT id, job_id, status FROM media_items WHERE media_key = ?", (key,)
+    ).fetchone()
+    if item is None and rec.platform not in _PLATFORMS_KEYED_BY_URL:
+        item = conn.execute(  # the row the job was made for (a media file's URL key)
+            "SELECT id, job_id, status FROM media_items WHERE job_id = ? AND title IS NULL"
+            " ORDER BY id LIMIT 1",
+            (job_id,),
+        ).fetchone()
+    fields = (
+        rec.title,
+        rec.description,
+        rec.uploader,
+        rec.duration_s,
+        rec.transcript,
+        rec.media_url,
+    )
+    if item is None:
+        cur = conn.execute(
+            "INSERT INTO media_items (media_key, platform, video_id, link_id, job_id,"
+            " snapshot_id, status, title, description, uploader, duration_s, transcript,"
+            " media_url, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, rec.platform, rec.video_id, link_id, job_id, snapshot_id, status, *fields, now,
+             now),
+        )  # fmt: skip
+        media_id = int(cur.lastrowid or 0)
+    elif item["job_id"] == job_id or item["status"] in ("pending", "failed"):
+        media_id = int(item["id"])
+        conn.execute(
+            "UPDATE media_items SET job_id = ?, snapshot_id = ?, status = ?, title = ?,"
+            " description = ?, uploader = ?, duration_s = ?, transcript = ?, media_url = ?,"
+            " updated_at = ? WHERE id = ?",
+            (job_id, snapshot_id, status, *fields, now, media_id),
+        )
+    else:  # another job downloaded this video first: the link points at that download
+        media_id = int(item["id"])
+        log.info("job %d found %s, downloaded before by job %s", job_id, key, item["job_id"])
+    _attach(conn, link_id, media_id, now)
+    for (other,) in conn.execute(
+        "SELECT link_id FROM link_media WHERE media_id = ? AND link_id != ?", (media_id, link_id)
+    ).fetchall():
+        refresh_text(conn, int(other))
+
+
+def record_progress(conn: sqlite3.Connection, job_id: int, rec: ProgressRecord, now: str) -> None:
+    """How far the job's download has come."""
+    conn.execute(
+        "UPDATE media_items SET downloaded_bytes = ?, total_bytes = ?, percent = ?,"
+        " updated_at = ? WHERE job_id = ? AND status = 'pending'",
+        (rec.downloaded_bytes, rec.total_bytes, rec.percent, now, job_id),
+    )
+
+
+def settle_job(
+    conn: sqlite3.Connection, job_id: int, snapshot_id: str | None, ok: bool, now: str
+) -> None:
+    """A media job finished: its videos still pending become downloaded (a video or audio
+    file was stored), metadata_only (only metadata, e.g. too large) or failed."""
+    kinds = {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT kind FROM archive_artifacts WHERE snapshot_id = ?", (snapshot_id,)
+        ).fetchall()
+    }
+    error = conn.execute(
+        "SELECT error_code FROM archive_results WHERE snapshot_id = ? AND plugin = 'media'"
+        " AND status = 'failed' ORDER BY id DESC LIMIT 1",
+        (snapshot_id,),
+    ).fetchone()
+    if ok and kinds & {"video", "audio"}:
+        status = "downloaded"
+    elif kinds & {"info"}:
+        status = "metadata_only"
+    else:
+        status = "failed"
+    conn.execute(
+        "UPDATE media_items SET status = ?, error_code = ?, snapshot_id = coalesce(snapshot_id, ?),"
+        " updated_at = ? WHERE job_id = ? AND status = 'pending'",
+        (status, error[0] if error else None, snapshot_id, now, job_id),
+    )
+
+
+def refresh_text(conn: sqlite3.Connection, link_id: int) -> None:
+    """The link's media_text: title, uploader, description, transcript of its videos."""
+    rows = conn.execute(
+        "SELECT m.title, m.uploader, m.description, m.transcript FROM link_media lm"
+        " JOIN media_items m ON m.id = lm.media_id WHERE lm.link_id = ? ORDER BY m.id",
+        (link_id,),
+    ).fetchall()
+    text = "\n\n".join("\n".join(v for v in row if v) for row in rows).strip()
+    linkstore.set_fts(conn, link_id, "media_text", text)
+
+
+def on_result(conn: sqlite3.Connection, link_id: int, error_code: str | None, attempt: int,
+              now: datetime) -> None:  # fmt: skip
+    """A hook result: a rate-limit answer backs off the link's whole registrable domain
+    (5 min, 30 min, 2 h, then 12 h as the domain keeps answering so)."""
+    if not error_code or not RATE_LIMITED.match(error_code):
+        return
+    row = conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
+    if row is None:
+        return
+    domain = registrable_domain(row[0])
+    hits_row = conn.execute(
+        "SELECT hits, until FROM domain_backoff WHERE domain = ?", (domain,)
+    ).fetchone()
+    stale = hits_row is None or hits_row["until"] < iso(now - timedelta(days=1))
+    hits = 1 if stale else int(hits_row["hits"]) + 1
+    until = now + BACKOFF[min(hits, len(BACKOFF)) - 1]
+    conn.execute(
+        "INSERT INTO domain_backoff (domain, until, reason, hits, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO UPDATE SET"
+        " until = max(domain_backoff.until, excluded.until), reason = excluded.reason,"
+        " hits = excluded.hits, updated_at = excluded.updated_at",
+        (domain, iso(until), f"{error_code} (link {link_id})", hits, iso(now)),
+    )
+    log.warning("%s answered %s: no job of it before %s", domain, error_code, iso(until))
+
+
+def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int, now: str) -> None:
+    """Dedup merged link `loser` into `survivor`: the videos it showed follow."""
+    conn.execute(
+        "INSERT INTO link_media (link_id, media_id, created_at) SELECT ?, media_id, created_at"
+        " FROM link_media WHERE link_id = ? ON CONFLICT DO NOTHING",
+        (survivor, loser),
+    )
+    conn.execute("DELETE FROM link_media WHERE link_id = ?", (loser,))
+    conn.execute("UPDATE media_items SET link_id = ? WHERE link_id = ?", (survivor, loser))
+    refresh_text(conn, survivor)
+
+
+def backed_off(conn: sqlite3.Connection, now: str) -> set[str]:
+    """Registrable domains no job may be dispatched to now."""
+    return {r[0] for r in conn.execute("SELECT domain FROM domain_backoff WHERE until > ?", (now,))}

@@ -1,0 +1,30 @@
+"""Whether a page shows a video: the hint that gives its link a media job.
+
+A page shows a video when it has an ``og:video`` (or ``twitter:player:stream``) meta tag, a
+``<video>`` element, an embedded player of a known video platform (``<iframe>`` whose URL
+names a video, ``shared.links.video``), or a link to a media file (``.mp4``, ``.m3u8``, ...).
+"""
+
+from __future__ import annotations
+
+from shared.content.metadata import parse_document
+from shared.links.video import is_media_file, media_key
+
+VIDEO_META = ("og:video", "og:video:url", "og:video:secure_url", "twitter:player:stream")
+
+
+def shows_video(html: str) -> bool:
+    """True when the page shows a video (see the module docstring)."""
+    root = parse_document(html)
+    if root is None:
+        return False
+    for meta in root.iter("meta"):
+        key = (meta.get("property") or meta.get("name") or "").strip().lower()
+        if key in VIDEO_META and (meta.get("content") or "").strip():
+            return True
+    if next(root.iter("video"), None) is not None:
+        return True
+    for frame in root.iter("iframe"):
+        if media_key(frame.get("src") or "") is not None:
+            return True
+    return any(is_media_file(a.get("href") or "") for a in root.iter("a"))
