@@ -85,6 +85,27 @@ KINDS: dict[str, ErrorKind] = {
     "LOGIN_WALL": ErrorKind("login_wall", False, "failed", "the site served only a login page"),
     "AGE_GATE": ErrorKind("age_gate", False, "failed", "the site served only its over-18 gate"),
     "NOT_FOUND": ErrorKind("not_found", False, "failed", "the page does not exist (any more)"),
+    "NO_VIDEO": ErrorKind("no_video", False, "failed", "no video on the page (media)"),
+    "PRIVATE": ErrorKind("private", False, "failed", "the video is private (media)"),
+    "REMOVED": ErrorKind("removed", False, "failed", "the video was removed or is unavailable"),
+    "GEO_BLOCKED": ErrorKind(
+        "geo_blocked", False, "failed", "the video is not available from this location (media)"
+    ),
+    "LOGIN_REQUIRED": ErrorKind(
+        "login_required", False, "failed", "the video needs a login or age confirmation (media)"
+    ),
+    "RATE_LIMITED": ErrorKind(
+        "rate_limited",
+        True,
+        "failed",
+        "the site answered 'too many requests': retried later, its whole domain backs off",
+    ),
+    "NETWORK": ErrorKind(
+        "network_error", True, "failed", "a network error or stall during the download (media)"
+    ),
+    "STOPPED": ErrorKind(
+        "stopped", True, "failed", "the download was stopped (timeout, shutdown, worker gone)"
+    ),
     "SPAWN": ErrorKind("hook_error", True, "failed", "the hook could not be started"),
     "CONFIG": ErrorKind("config_error", False, "failed", "a plugin setting is invalid"),
     "MISSING": ErrorKind(
