@@ -47,7 +47,10 @@ def serve(db: Path, port: int) -> None:
          "s3_endpoint": f"http://127.0.0.1:{dead_s3}", "nats_url": f"nats://127.0.0.1:{dead_nats}"}
     )  # fmt: skip
     app = create_app(settings, WebState.of(settings))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
+        timeout_keep_alive=60,
+    )  # fmt: skip
 
 
 @dataclass
@@ -82,7 +85,11 @@ async def load(base: str, paths: Sequence[str], clients: int, name: str) -> Run:
             while not queue.empty():
                 path = queue.get_nowait()
                 t = time.perf_counter()
-                resp = await client.get(path)
+                try:
+                    resp = await client.get(path)
+                except httpx.TransportError:  # a kept-alive connection the server closed
+                    errors += 1
+                    continue
                 latencies.append(time.perf_counter() - t)
                 errors += resp.status_code != 200
 
@@ -126,7 +133,7 @@ async def measure(base: str, links: int, requests: int, clients: int) -> list[Ru
     return runs
 
 
-def report(runs: list[Run], links: int, target_ms: float) -> str:
+def report(runs: list[Run], links: int, target_ms: float, load: tuple[float, float]) -> str:
     lines = [
         "| load | requests | req/s | p50 | p95 | p99 | errors |",
         "|---|---|---|---|---|---|---|",
@@ -151,7 +158,8 @@ def report(runs: list[Run], links: int, target_ms: float) -> str:
         " server is one uvicorn process (queries run in a thread pool over 8 read-only"
         " connections); the load generator runs on the same 2 cores and the machine is shared"
         " with other work, so the 20-client figures include queueing behind other requests"
-        " (the 1-client row is the service time)."
+        " (the 1-client row is the service time). Load average of the machine at the start"
+        f" and end of the run: {load[0]:.1f} / {load[1]:.1f} (2 cores)."
     )
     return "\n".join(lines) + "\n\n" + notes
 
@@ -186,11 +194,13 @@ def main() -> None:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise
                 time.sleep(0.2)
+        load_before = os.getloadavg()[0]
         runs = asyncio.run(measure(base, links, args.requests, args.clients))
+        load_after = os.getloadavg()[0]
     finally:
         server.terminate()
         server.wait(timeout=10)
-    body = report(runs, links, args.target_ms)
+    body = report(runs, links, args.target_ms, (load_before, load_after))
     print(body)
     if not args.no_write:
         write_section("Web", ".venv/bin/python -m bench.bench_web", body)
