@@ -44,6 +44,7 @@ chaos: bootstrap
 	rm -f $(CHAOS_FIGURES)
 	CHAOS=1 CHAOS_FIGURES=$(CHAOS_FIGURES) CHAOS_LINKS=200 CHAOS_KILLS=20 \
 		CHAOS_S3_DOWN_S=60 CHAOS_S3_LINKS=40 CHAOS_CLUSTER_LINKS=60 FUZZ_SECONDS=60 \
+		SCHEMA_EXAMPLES=200 \
 		$(VENV)/bin/pytest -q -s --timeout 1800 tests/chaos tests/hostile
 	$(PY) -m tests.chaos.report $(CHAOS_FIGURES)
 	$(MAKE) chaos-stops
