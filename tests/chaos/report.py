@@ -71,6 +71,34 @@ def row(fig: dict[str, Any]) -> tuple[str, str, str]:
             f"jobs {fig['jobs']}; duplicated jobs {fig['duplicated_jobs']}",
             "(no waiting: the clock is an input)",
         )
+    if name == "ssrf_check":
+        kinds = ", ".join(f"{k} {v}" for k, v in fig["by_kind"].items())
+        return (
+            f"SSRF: {fig['cases']} target spellings through the target check ({kinds})",
+            f"{fig['refused']} of {fig['cases']} refused",
+            "",
+        )
+    if name == "ssrf_redirects":
+        return (
+            f"SSRF: a public page redirecting to each of {fig['cases']} private targets",
+            f"{fig['refused']} refused by the check, {fig['location_rejected_by_httpx']} Location"
+            f" headers rejected by httpx; connects to non-public addresses"
+            f" {fig['connects_to_non_public']}, canary hits {fig['canary_hits']}",
+            "",
+        )
+    if name in ("ssrf_rebinding", "ssrf_short_links"):
+        what = "fetch" if name == "ssrf_rebinding" else "short-link resolution"
+        return (
+            f"SSRF: DNS answer changes between check and connect ({what})",
+            f"connect went to the checked address; canary hits {fig['canary_hits']}",
+            "",
+        )
+    if name.startswith("fuzz_"):
+        return (
+            f"atheris fuzzing of {name[5:]} for {fig['seconds']} s",
+            f"{fig['done']}; corpus {fig['corpus']} inputs; {fig['crashes']} failing inputs",
+            "",
+        )
     return (name, json.dumps({k: v for k, v in fig.items() if k != "name"}), "")
 
 

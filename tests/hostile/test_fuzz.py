@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.chaos import record
 from tests.hostile.fuzz_targets import SEEDS, TARGETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,4 +38,7 @@ def test_fuzz(target: str, tmp_path: Path) -> None:
     )
     runs = [line for line in result.stderr.splitlines() if line.startswith("Done ")]
     assert runs, result.stderr[-2000:]
-    print(f"\nfuzz {target}: {runs[-1]}; corpus {len(list(corpus.iterdir()))} inputs")
+    record(
+        f"fuzz_{target}",
+        {"seconds": SECONDS, "done": runs[-1], "corpus": len(list(corpus.iterdir())), "crashes": 0},
+    )
