@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
@@ -40,7 +41,8 @@ def main() -> int:
     parser.add_argument("--url", required=True)
     args, _ = parser.parse_known_args()
     snapshot = Path("..")
-    inputs = read_inputs(snapshot, args.url)
+    max_html = int(os.environ.get("METADATA_MAX_HTML_BYTES", str(5 * 1024 * 1024)))
+    inputs = read_inputs(snapshot, args.url, max_html)  # the parse never sees more
     reddit = reddit_metadata(snapshot)
     if inputs.raw is None and inputs.rendered is None and reddit is None:
         why = "; ".join(inputs.skipped) or "no HTML captured"

@@ -34,7 +34,7 @@ def main() -> int:
     limit = int(os.environ.get("READABLE_MAX_TEXT_CHARS", "200000"))
     cap = int(os.environ.get("READABLE_MAX_HTML_BYTES", "20000000"))
     snapshot = Path("..")
-    inputs = read_inputs(snapshot, args.url)
+    inputs = read_inputs(snapshot, args.url, cap)
     thread = snapshot / "reddit" / "thread.html"
     sources = [
         Source(name, html[:cap])

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from shared.capture.settings import WorkerSettings
 from shared.capture.worker import WorkerConfig, run_worker
 from shared.health import s3_check
+from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
 from shared.s3 import ObjectStore
 from shared.settings import public_env
@@ -32,6 +33,7 @@ def worker_body(*, media: bool) -> Callable[[ServiceContext[WorkerSettings]], Aw
             skip_plugins=() if media else s.media_plugins,
             hook_env=public_env(dict(os.environ)),
             nak_delay_s=s.job_retry_delay_seconds,
+            limits=HookLimits(s.hook_memory_limit_mb * 1024 * 1024, s.hook_cpu_limit_seconds),
         )
         async with ObjectStore(s) as store:
             await run_worker(cfg, ctx.js, store, ctx.stop)

@@ -31,5 +31,17 @@ class WorkerSettings(CommonSettings):
         " worker sends in-progress acks every third of it while the job runs.",
     )
 
+    hook_memory_limit_mb: int = Field(
+        512,
+        ge=0,
+        description="Memory limit (RLIMIT_DATA: heap and private mappings) of every hook"
+        " process, in MiB (0 = none); a plugin may set its own with <PLUGIN>_MEMORY_LIMIT_MB.",
+    )
+    hook_cpu_limit_seconds: float = Field(
+        0,
+        ge=0,
+        description="CPU-time limit (RLIMIT_CPU) of every hook process (0 = the hook's timeout).",
+    )
+
     def model_post_init(self, _: object) -> None:
         self.media_plugins = split_csv(self.media_plugins)

@@ -31,6 +31,8 @@ from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JO
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
 from shared.hooks.config import load_plugin_config
+from shared.hooks.limits import HookLimits
+from shared.hooks.reads import plugin_reads, with_related
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -61,6 +63,8 @@ class WorkerConfig:
     skip_plugins: Collection[str] = ()
     hook_env: dict[str, str] = field(default_factory=dict)
     nak_delay_s: float = 30.0
+    limits: HookLimits = field(default_factory=HookLimits)
+    """Memory and CPU-time limits of every hook process."""
     binaries: list[BinaryRecord] | None = None
     """What detect_binaries() found at worker start; None = look up per snapshot."""
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
@@ -190,8 +194,12 @@ class JobRun:
 
 def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[HookSpec]:
     """The hooks this worker runs for the job (discovered once, passed to the runner): its
-    plugin set, narrowed to job.hooks."""
-    hooks = discover_hooks(cfg.plugins_dirs, "Snapshot", only=job.hooks, enabled_env=cfg.hook_env)
+    plugin set, narrowed to job.hooks plus the hooks related to those by `reads` (a retried
+    fetch re-runs what reads it, and a retried reader gets its sources again)."""
+    hooks = discover_hooks(cfg.plugins_dirs, "Snapshot", enabled_env=cfg.hook_env)
+    if job.hooks is not None:
+        chosen = {h.key for h in discover_hooks(cfg.plugins_dirs, "Snapshot", only=job.hooks)}
+        hooks = with_related(hooks, chosen, plugin_reads(cfg.plugins_dirs))
     return [
         h
         for h in hooks
@@ -270,6 +278,7 @@ async def run_hooks(
         attempt=job.attempt,
         max_attempts=job.max_attempts,
         binaries=cfg.binaries,
+        limits=cfg.limits,
     )
     outcome = await run_snapshot(spec, jr)
     results = {h.hook.key: h.result for h in outcome.hooks}

@@ -8,7 +8,9 @@ A hook's cwd is `out_dir/<plugin>/`; the captures sit beside it:
 - `../reddit/page.html`: for Reddit links, the old.reddit (or www) page the reddit plugin
   found usable; it replaces fetch's body as the raw HTML.
 A source whose recorded HTTP status is an error (>= 400) is left out: an error page is never
-described as the page (its title would be "503 Service Unavailable").
+described as the page (its title would be "503 Service Unavailable"). At most `max_bytes` of
+each file are read (the start of the page): a parse's memory is bounded whatever the page's
+size.
 """
 
 from __future__ import annotations
@@ -73,8 +75,18 @@ def _is_error(status: Any) -> bool:
     return isinstance(status, int) and status >= 400
 
 
-def read_inputs(out_dir: Path, url: str) -> PageInputs:
-    """The captures beside a hook's folder (`out_dir` is the snapshot folder, i.e. `..`)."""
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+"""Bytes of each HTML file read when the caller does not say."""
+
+
+def _head(path: Path, max_bytes: int) -> bytes:
+    with path.open("rb") as f:
+        return f.read(max_bytes)
+
+
+def read_inputs(out_dir: Path, url: str, max_bytes: int = DEFAULT_MAX_BYTES) -> PageInputs:
+    """The captures beside a hook's folder (`out_dir` is the snapshot folder, i.e. `..`),
+    each HTML file read up to `max_bytes`."""
     skipped: list[str] = []
     nav = _json(out_dir / "navigate" / "navigate.json")
     fetched = _json(out_dir / "fetch" / "headers.json")
@@ -84,17 +96,17 @@ def read_inputs(out_dir: Path, url: str) -> PageInputs:
         if _is_error(nav.get("status")):
             skipped.append(f"rendered: HTTP {nav['status']}")
         else:
-            rendered = decode_html(dom.read_bytes(), "text/html; charset=utf-8")
+            rendered = decode_html(_head(dom, max_bytes), "text/html; charset=utf-8")
     raw: str | None = None
     body = out_dir / "fetch" / "body.html"
     content_type = _header(fetched.get("headers"), "content-type")
     reddit_page = out_dir / "reddit" / "page.html"
     if reddit_page.is_file():
-        raw = decode_html(reddit_page.read_bytes())
+        raw = decode_html(_head(reddit_page, max_bytes))
     elif body.is_file():
         if _is_error(fetched.get("status")):
             skipped.append(f"raw: HTTP {fetched['status']}")
         else:
-            raw = decode_html(body.read_bytes(), content_type)
+            raw = decode_html(_head(body, max_bytes), content_type)
     final_url = str(nav.get("final_url") or fetched.get("final_url") or url)
     return PageInputs(rendered, raw, final_url, tuple(skipped))

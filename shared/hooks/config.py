@@ -69,6 +69,8 @@ class PluginConfig:
     """The schema's `properties`: setting name -> JSON Schema (default, description, ...)."""
     schema: Mapping[str, Any] = field(default_factory=dict)
     """The whole schema, for validation."""
+    reads: tuple[str, ...] = ()
+    """Plugins whose output this one reads (`"reads"` in config.json; see reads.py)."""
 
     @property
     def prefix(self) -> str:
@@ -163,7 +165,10 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
         isinstance(k, str) and isinstance(v, str) and v for k, v in artifacts.items()
     ):
         raise ConfigError(f"{plugin}/config.json: x-artifacts must map file patterns to kinds")
-    return PluginConfig(plugin, schema.get("properties", {}), schema)
+    reads = schema.get("reads", [])
+    if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
+        raise ConfigError(f"{plugin}/config.json: reads must be a list of plugin names")
+    return PluginConfig(plugin, schema.get("properties", {}), schema, tuple(reads))
 
 
 def load_plugin_config(plugin_dir: Path) -> PluginConfig:

@@ -28,6 +28,8 @@ import threading
 import traceback
 from typing import Any
 
+from shared.hooks import limits
+
 MAX_MESSAGE = 1024 * 1024
 """Largest request (argv + env) the host accepts."""
 
@@ -56,6 +58,7 @@ def _run_hook(path: str) -> int:
     except BaseException:
         traceback.print_exc()
         code = 1
+        limits.report_if_near()  # any library's failed allocation reads as a MemoryError
     for thread in threading.enumerate():
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
@@ -102,6 +105,7 @@ def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
     code = 1
     try:
         os.setsid()
+        limits.apply(**req.get("limits", {}))  # before the hook runs a single line
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_DFL)

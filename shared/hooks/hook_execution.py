@@ -18,11 +18,13 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from shared.errors import ArchiverError, ConfigError
-from shared.hooks import reaping
+from shared.hooks import limits, reaping
 from shared.hooks.binary_detection import binary_env_name, read_binaries, search_path
 from shared.hooks.config import env_prefix, load_plugin_config
 from shared.hooks.discovery import HookSpec
+from shared.hooks.error_codes import retry_worthy
 from shared.hooks.host import HookHost
+from shared.hooks.limits import HookLimits
 from shared.hooks.records import (
     ArchiveResultRecord,
     BinaryRecord,
@@ -106,6 +108,10 @@ class RunContext:
     background_tasks: set[asyncio.Task[object]] = field(default_factory=set)
     max_attempts: int = MAX_ATTEMPTS
     """Attempts in all (the writer's MAX_ATTEMPTS): the last one sets no retry_at."""
+    limits: HookLimits = field(default_factory=HookLimits)
+    """Memory and CPU-time limits of each hook process."""
+    finished: dict[str, list[ArchiveResultRecord]] = field(default_factory=dict)
+    """Final results so far, by plugin (a reader looks up its sources here)."""
 
 
 def _fmt_seconds(value: float) -> str:
@@ -134,6 +140,8 @@ class HookRun:
         )
         self.claim: ArchiveResultRecord | None = None
         self.process: HookProcess | None = None
+        self.limits = ctx.limits
+        """The limits the process runs under (set when it is spawned)."""
         self.bad_lines = 0
         self.outcome: HookOutcome | None = None
         self.launched = asyncio.Event()
@@ -210,6 +218,15 @@ class HookRun:
                 ended_at=_now(),
             )
             return await self._finish(hard=False)
+        blocked = self._blocked_by(plugin_dir)
+        if blocked:
+            self.machine.to("skipped")
+            self._set(
+                error_code=self._error_code("DEPENDENCY"),
+                output_str=f"nothing to read: {blocked}",
+                ended_at=_now(),
+            )
+            return await self._finish(hard=False)
         self.machine.to("started")
         self._set(started_at=_now())
         await self.ctx.observer.record(self.hook, self.result)
@@ -225,6 +242,36 @@ class HookRun:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         return await self._supervise(timeout, env)
 
+    def _blocked_by(self, plugin_dir: Path) -> str | None:
+        """Why the plugins this one reads left nothing to read in this run (None: go ahead):
+        every source that ran here ended without success. Sources not in this run are not
+        checked (the hook finds their files or not)."""
+        try:
+            reads = load_plugin_config(plugin_dir).reads
+        except ConfigError:
+            return None  # reported when the hook's settings are resolved
+        why: list[str] = []
+        for source in reads:
+            if source == self.hook.plugin or source not in self.ctx.plugins:
+                continue
+            results = self.ctx.finished.get(source, [])
+            if any(r.status in ("succeeded", "partial") for r in results):
+                return None
+            last = results[-1] if results else None
+            why.append(
+                f"{source} {last.status} ({last.error_code or last.output_str})"
+                if last
+                else f"{source} has not finished"
+            )
+        return "; ".join(why) or None
+
+    def _limits(self, env: Mapping[str, str], timeout: float) -> HookLimits:
+        """The process limits: `<PLUGIN>_MEMORY_LIMIT_MB` (when the plugin or the operator
+        sets it) over HOOK_MEMORY_LIMIT_MB; CPU seconds from the settings, else the timeout."""
+        own = env.get(f"{env_prefix(self.hook.plugin)}_MEMORY_LIMIT_MB", "").strip()
+        memory = int(float(own) * 1024 * 1024) if own else self.ctx.limits.memory_bytes
+        return HookLimits(memory, self.ctx.limits.cpu_seconds or timeout)
+
     def _argv(self, timeout: float) -> list[str]:
         flags = [
             f"--url={self.ctx.url}",
@@ -235,15 +282,17 @@ class HookRun:
         ]
         return [str(self.hook.path), *flags]
 
-    async def _spawn(self, argv: list[str], env: dict[str, str], out: int, err: int) -> HookProcess:
+    async def _spawn(
+        self, argv: list[str], env: dict[str, str], out: int, err: int, limits: HookLimits
+    ) -> HookProcess:
         if self.hook.is_python and self.ctx.host is not None and self.ctx.host.usable:
             try:
-                return await self.ctx.host.spawn(argv, self.output_dir, env, out, err)
+                return await self.ctx.host.spawn(argv, self.output_dir, env, out, err, limits)
             except ArchiverError as e:
                 log.warning("hook host unusable (%s); exec'ing %s", e, self.hook.key)
         if self.hook.is_python:
             argv = [sys.executable, *argv]
-        return await spawn_exec(argv, self.output_dir, env, out, err)
+        return await spawn_exec(argv, self.output_dir, env, out, err, limits)
 
     async def _supervise(self, timeout: float, env: dict[str, str]) -> HookOutcome:
         """Launch the process, pump its output, wait for its exit (or time it out), reap its
@@ -267,7 +316,8 @@ class HookRun:
         err_r, err_w = os.pipe()
         error: Exception | None = None
         try:
-            self.process = await self._spawn(self._argv(timeout), env, out_w, err_w)
+            self.limits = self._limits(env, timeout)
+            self.process = await self._spawn(self._argv(timeout), env, out_w, err_w, self.limits)
         except (OSError, ArchiverError) as e:
             error = e
         except BaseException:
@@ -371,6 +421,15 @@ class HookRun:
             self.machine.to("failed")
             fields["error_code"] = self._error_code("TIMEOUT")
             fields["output_str"] = f"timed out after {_fmt_seconds(timeout)}s"
+        elif rc != 0 and (limit := limits.hit(rc, timed_out, tail[0] if tail else "")):
+            self.machine.to("failed")
+            fields["error_code"] = self._error_code("RESOURCE_LIMIT")
+            lim = self.limits
+            mb = f"{lim.memory_bytes // (1024 * 1024)} MB" if lim.memory_bytes else "no"
+            fields["output_str"] = (
+                f"stopped at its {limit} limit ({mb} memory, {lim.cpu_seconds:g} s CPU)"
+                + (f": {tail[0]}" if tail else "")
+            )
         elif rc != 0:
             self.machine.to("failed")
             fields["error_code"] = (claim and claim.error_code) or self._error_code("FAILED")
@@ -381,7 +440,7 @@ class HookRun:
             self.machine.to(claim.status)
         else:
             self.machine.to("succeeded")
-        if hard:
+        if hard and retry_worthy(str(fields.get("error_code") or "")):
             fields["retry_at"] = next_retry_at(self.ctx.attempt, max_attempts=self.ctx.max_attempts)
         self._set(**fields)
         return await self._finish(hard=hard)
@@ -393,6 +452,7 @@ class HookRun:
             await reaping.terminate([], [self.process.pid], self.ctx.kill_grace)
 
     async def _finish(self, *, hard: bool) -> HookOutcome:
+        self.ctx.finished.setdefault(self.hook.plugin, []).append(self.result)
         self.launched.set()
         self.outcome = HookOutcome(self.hook, self.result, self.output_dir, hard)
         await self.ctx.observer.hook_finished(self.hook, self.result, self.output_dir)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import ArchiverError
+from shared.hooks.limits import HookLimits
 from shared.hooks.spawn import HookProcess
 
 log = logging.getLogger(__name__)
@@ -160,9 +161,16 @@ class HookHost:
         self._exits.clear()
 
     async def spawn(
-        self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout: int, stderr: int
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        limits: HookLimits | None = None,
     ) -> HookProcess:
-        """Fork a child that runs the Python file argv[0] with argv[1:] as its arguments."""
+        """Fork a child that runs the Python file argv[0] with argv[1:] as its arguments,
+        under `limits` (set in the child before the hook runs)."""
         if not self.usable:
             raise HostError("hook host is not running")
         self._bind()
@@ -170,7 +178,15 @@ class HookHost:
         req_id = next(self._ids)
         fut: asyncio.Future[int] = self._loop.create_future()
         self._spawns[req_id] = fut
-        payload = json.dumps({"id": req_id, "argv": list(argv), "cwd": str(cwd), "env": dict(env)})
+        payload = json.dumps(
+            {
+                "id": req_id,
+                "argv": list(argv),
+                "cwd": str(cwd),
+                "env": dict(env),
+                "limits": (limits or HookLimits(0, 0)).as_dict(),
+            }
+        )
         fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [stdout, stderr]))]
         while True:
             try:

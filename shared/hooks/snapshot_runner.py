@@ -6,7 +6,7 @@ Layout
                                     pattern -> kind, first match wins ({"headers.json":
                                     "headers", "body*": "raw_response"}); `*.stderr.log` is
                                     `log`, any other file `<plugin>_file`; a hook's File
-                                    record naming a kind wins
+                                    record naming a kind wins; "reads": [plugins it reads]
   plugins/<plugin>/binaries.jsonl   optional, what it needs, one record a line:
                                     {"type": "Binary", "name": "yt-dlp", "binproviders": "pip,env"}
   plugins/<plugin>/on_Snapshot__NN_description[.bg].ext   the hooks (any executable)
@@ -18,7 +18,10 @@ Order
   starts in its turn and runs on its own timeline (until it exits or its own timeout), never
   blocking a step; the snapshot ends when the last `.bg` hook has ended. Hooks without NN run
   after step 9, with a warning. One ArchiveResult per hook is created `queued` before any runs.
-  Every hook runs whatever happened to the hooks before it.
+  Every hook runs whatever happened to the hooks before it, except a hook whose plugin
+  "reads" plugins of this run that all ended with no success (not succeeded or partial):
+  it is skipped, E_<PLUGIN>_DEPENDENCY, no retry_at. A retry that re-runs some hooks also
+  re-runs the hooks reading them and the hooks they read (shared/hooks/reads.py).
 
 Input
   argv:  --url=<url> --snapshot-id=<id> --timeout=<seconds> --plugins=<a,b,...> [extra flags]
@@ -38,8 +41,10 @@ Input
 
 Output
   stdout: JSONL, one record per line (shared/hooks/records.py: ArchiveResult, Snapshot, Tag,
-          Metadata, Text, Progress, Media, Binary, Artifact), streamed to the archiver as each
-          line arrives.
+          Metadata, Text, Progress, Media, Binary, Artifact, File), streamed to the archiver as
+          each line arrives. A File record states facts about one of the hook's files (kind,
+          content_type, truncated: true for a file holding only the start of its content);
+          the worker puts them on that file's Artifact record.
           Lines that are not valid records are logged and ignored. At most 16 MiB is read;
           beyond that output is discarded (the hook keeps running). Lines over 4 MiB are dropped.
   stderr: human logs, kept (first 16 MiB) as `<hook file name>.stderr.log` in the cwd; an
@@ -50,6 +55,8 @@ Output
 
 Exit status -> final ArchiveResult
   exit 0, printed {"type": "ArchiveResult", "status": "succeeded"}  succeeded
+  exit 0, printed {"type": "ArchiveResult", "status": "partial"}    partial: something kept, not
+      all (error_code says why, e.g. E_FETCH_TOO_LARGE); never retried
   exit 0, printed {"type": "ArchiveResult", "status": "failed"}     failed, soft: never retried
   exit 0, printed {"type": "ArchiveResult", "status": "skipped"}    skipped (not applicable)
   exit 0, no ArchiveResult printed                                succeeded (exit 0 means done)
@@ -57,6 +64,10 @@ Exit status -> final ArchiveResult
       from the backoff 5m, 30m, 2h, 12h, 12h ... (shared/hooks/retry.py) until the job's
       max_attempts (MAX_ATTEMPTS, default 5) are used;
       the hook's error_code is kept, else E_<PLUGIN>_FAILED; records printed before stay.
+      No retry_at when the code is one a retry cannot fix (shared/hooks/error_codes.py).
+  stopped by its memory or CPU-time limit                         failed, E_<PLUGIN>_RESOURCE_LIMIT,
+      no retry_at: killed by SIGXCPU, by a SIGKILL the runner did not send, or ended with a
+      failed allocation as its last stderr line (Python's MemoryError, std::bad_alloc, ...)
   still running at <PLUGIN>_TIMEOUT                               failed, hard, E_<PLUGIN>_TIMEOUT
   cannot be started (not executable, bad shebang)                 failed, hard, E_<PLUGIN>_SPAWN
   a binary named in binaries.jsonl is missing                     skipped, E_BINARY_MISSING: not
@@ -64,6 +75,9 @@ Exit status -> final ArchiveResult
   The last ArchiveResult printed wins; a printed "queued"/"started" status counts as none.
 
 Processes and signals
+  Each hook runs under RLIMIT_DATA (HOOK_MEMORY_LIMIT_MB, default 512 MiB; <PLUGIN>_MEMORY_LIMIT_MB
+  in its env wins) and RLIMIT_CPU (HOOK_CPU_LIMIT_SECONDS, else its timeout), set in the child
+  before the hook runs and inherited by what it starts (shared/hooks/limits.py).
   Each hook leads its own session and process group. At its timeout the group gets SIGTERM
   (finish quickly, exit), then SIGKILL after the grace (60 s by default). When the hook
   exits, processes left in its group get SIGTERM (SIGKILL after the grace). A process meant
@@ -78,7 +92,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -86,6 +100,7 @@ from shared.hooks import reaping
 from shared.hooks.discovery import HookSpec, discover_hooks
 from shared.hooks.hook_execution import HookObserver, HookOutcome, HookRun, RunContext
 from shared.hooks.host import shared_host
+from shared.hooks.limits import HookLimits
 from shared.hooks.records import BinaryRecord, SnapshotStatus
 from shared.hooks.retry import MAX_ATTEMPTS
 from shared.hooks.states import IllegalTransition, SnapshotMachine
@@ -131,6 +146,8 @@ class SnapshotSpec:
     """Attempts in all (the writer's MAX_ATTEMPTS): a hard failure of the last sets no retry_at."""
     binaries: Sequence[BinaryRecord] | None = None
     """detect_binaries() result from worker start; None = look up with shutil.which now."""
+    limits: HookLimits = field(default_factory=HookLimits)
+    """Memory and CPU-time limits of every hook process (see limits.py)."""
 
 
 @dataclass(frozen=True)
@@ -204,6 +221,7 @@ class SnapshotRun:
             binaries=None if spec.binaries is None else {b.name: b for b in spec.binaries},
             background_tasks=self._reapers,
             max_attempts=spec.max_attempts,
+            limits=spec.limits,
         )
         self.runs = [HookRun(h, ctx) for h in hooks]
         for r in self.runs:

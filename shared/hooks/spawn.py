@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.hooks import reaping
+from shared.hooks.limits import HookLimits
+from shared.hooks.limits import apply as apply_limits
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +59,20 @@ class HookProcess:
 
 
 async def spawn_exec(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout: int, stderr: int
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout: int,
+    stderr: int,
+    limits: HookLimits | None = None,
 ) -> HookProcess:
-    """Exec `argv` directly in a new session, stdin from /dev/null, output to the given fds."""
+    """Exec `argv` directly in a new session, stdin from /dev/null, output to the given fds,
+    under `limits` (set in the child before the exec)."""
+    lim = limits or HookLimits(0, 0)
+
+    def in_child() -> None:
+        apply_limits(lim.memory_bytes, lim.cpu_seconds)
+
     for attempt in range(5):
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -70,6 +83,7 @@ async def spawn_exec(
                 cwd=cwd,
                 env=dict(env),
                 start_new_session=True,
+                preexec_fn=in_child,
             )
             break
         except OSError as e:
