@@ -218,3 +218,57 @@ class RearchiveCommand(Message):
 
     def msg_id(self) -> str:
         return f"rearchive:{self.request_id}"
+
+
+class TakedownCommand(Message):
+    """``cmd.takedown``: an admin took a link down (hidden everywhere, objects removed)."""
+
+    link_id: int
+    """The link."""
+    reason: str
+    """Why (kept in the audit table, never public)."""
+    admin: str
+    """The name of the admin token that asked (never the secret)."""
+    request_id: str
+    """Unique id of the request."""
+    requested_at: datetime
+    """When."""
+
+    def msg_id(self) -> str:
+        return f"takedown:{self.request_id}"
+
+
+class ExcludeCommand(Message):
+    """``cmd.exclude``: an admin excluded a domain (and its subdomains) from archiving."""
+
+    domain: str
+    """The domain, lower-case, no scheme."""
+    reason: str = ""
+    """Why."""
+    admin: str
+    """The name of the admin token that asked."""
+    request_id: str
+    """Unique id of the request."""
+    requested_at: datetime
+    """When."""
+
+    def msg_id(self) -> str:
+        return f"exclude:{self.request_id}"
+
+
+class RetryCommand(Message):
+    """``cmd.retry``: an admin asked to capture failed links again now."""
+
+    domain: str | None = None
+    """Only links of this domain (and its subdomains)."""
+    since: datetime | None = None
+    """Only links that failed at or after this time."""
+    admin: str
+    """The name of the admin token that asked."""
+    request_id: str
+    """Unique id of the request."""
+    requested_at: datetime
+    """When."""
+
+    def msg_id(self) -> str:
+        return f"retry:{self.request_id}"

@@ -249,6 +249,22 @@ class ObjectStore:
             raise StorageError(f"listing {prefix} failed: {exc}") from exc
         return keys
 
+    async def delete(self, key: str) -> None:
+        """Delete an object (absent is fine)."""
+        try:
+            await self.client.delete_object(Bucket=self.bucket, Key=key)
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"delete of {key} failed: {exc}") from exc
+
+    async def copy(self, src: str, dest: str) -> None:
+        """Copy an object within the bucket."""
+        try:
+            await self.client.copy_object(
+                Bucket=self.bucket, Key=dest, CopySource={"Bucket": self.bucket, "Key": src}
+            )
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"copy of {src} failed: {exc}") from exc
+
     async def presigned_get(
         self,
         key: str,

@@ -70,6 +70,8 @@ SECRET_ENV_VARS: frozenset[str] = frozenset(
         "NATS_TOKEN",
         "NATS_PASSWORD",
         "NATS_CREDS",
+        "ADMIN_TOKEN",
+        "ADMIN_TOKENS",
     }
 )
 """Environment variables that hold secrets: never logged, stored, or passed to hooks."""

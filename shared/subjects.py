@@ -10,11 +10,14 @@ from shared.messages import (
     CaptureDone,
     CaptureEvent,
     CaptureJob,
+    ExcludeCommand,
     FeedGap,
     FeedPost,
     Message,
     RearchiveCommand,
+    RetryCommand,
     SubmitCommand,
+    TakedownCommand,
     WorkerBinaries,
 )
 
@@ -27,6 +30,9 @@ CAPTURE_DONE = "capture.done"
 CAPTURE_BINARIES = "capture.binaries"
 CMD_SUBMIT = "cmd.submit"
 CMD_REARCHIVE = "cmd.rearchive"
+CMD_TAKEDOWN = "cmd.takedown"
+CMD_EXCLUDE = "cmd.exclude"
+CMD_RETRY = "cmd.retry"
 
 MODELS: dict[str, type[Message]] = {
     FEED_POST: FeedPost,
@@ -38,6 +44,9 @@ MODELS: dict[str, type[Message]] = {
     CAPTURE_BINARIES: WorkerBinaries,
     CMD_SUBMIT: SubmitCommand,
     CMD_REARCHIVE: RearchiveCommand,
+    CMD_TAKEDOWN: TakedownCommand,
+    CMD_EXCLUDE: ExcludeCommand,
+    CMD_RETRY: RetryCommand,
 }
 """The one payload model of every subject."""
 
@@ -57,7 +66,11 @@ JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA), RetentionPolicy.WORK_QUEUE)
 RESULTS = StreamSpec(
     "RESULTS", (CAPTURE_RESULT, CAPTURE_DONE, CAPTURE_BINARIES), RetentionPolicy.LIMITS
 )
-COMMANDS = StreamSpec("COMMANDS", (CMD_SUBMIT, CMD_REARCHIVE), RetentionPolicy.LIMITS)
+COMMANDS = StreamSpec(
+    "COMMANDS",
+    (CMD_SUBMIT, CMD_REARCHIVE, CMD_TAKEDOWN, CMD_EXCLUDE, CMD_RETRY),
+    RetentionPolicy.LIMITS,
+)
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)
 
 POLLER_POSITIONS = "POLLER_POSITIONS"

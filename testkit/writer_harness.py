@@ -26,8 +26,11 @@ from shared.subjects import (
     CAPTURE_BINARIES,
     CAPTURE_DONE,
     CAPTURE_RESULT,
+    CMD_EXCLUDE,
     CMD_REARCHIVE,
+    CMD_RETRY,
     CMD_SUBMIT,
+    CMD_TAKEDOWN,
     FEED_GAP,
     FEED_POST,
 )
@@ -42,6 +45,9 @@ SUBJECT = {
     "SubmitCommand": CMD_SUBMIT,
     "RearchiveCommand": CMD_REARCHIVE,
     "WorkerBinaries": CAPTURE_BINARIES,
+    "TakedownCommand": CMD_TAKEDOWN,
+    "ExcludeCommand": CMD_EXCLUDE,
+    "RetryCommand": CMD_RETRY,
 }
 
 

@@ -8,6 +8,8 @@ import pytest
 from pydantic_settings import BaseSettings
 
 from services.poller.settings import PollerSettings
+from services.supervisor.cli.stack import CliSettings
+from services.web.admin import AdminSettings
 from services.web.settings import WebSettings
 from services.writer.settings import WriterSettings
 from shared.capture.settings import WorkerSettings
@@ -17,7 +19,7 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 @pytest.mark.parametrize(
     "settings",
-    [PollerSettings, WriterSettings, WorkerSettings, WebSettings],
+    [PollerSettings, WriterSettings, WorkerSettings, WebSettings, CliSettings, AdminSettings],
     ids=lambda s: s.__name__,
 )
 def test_every_setting_is_in_the_readme(settings: type[BaseSettings]) -> None:

@@ -26,9 +26,11 @@ from pathlib import Path
 from types import FrameType
 
 from services.supervisor import children, reaper
+from services.supervisor.cli.stack import remove_stack_file, write_stack_file
 from services.supervisor.datalock import DataDirBusy, DataDirLock
 from services.supervisor.signals import STOP_SIGNALS, StopRequested, StopSignals
 from services.supervisor.stack import Stack
+from shared import admin_tokens
 
 log = logging.getLogger("dla")
 
@@ -101,6 +103,8 @@ def _supervise(
     if os.getppid() != front:
         signals.urgent = True
     children.on_start = registry.record
+    if not (os.environ.get("ADMIN_TOKEN") or os.environ.get("ADMIN_TOKENS")):
+        os.environ["ADMIN_TOKENS"] = admin_tokens.load_or_create(data_dir)
     stack = Stack(data_dir=data_dir, services=services)
     code = EXIT_OK
     started = time.monotonic()
@@ -115,6 +119,13 @@ def _supervise(
                 data_dir,
             )
             stack.start_services()
+            info = {
+                "nats_url": stack.env["NATS_URL"],
+                "s3_endpoint": stack.env["S3_ENDPOINT"],
+                "web_url": web_url,
+                "pid": front,
+            }
+            write_stack_file(data_dir, info)
         signals.interruptible = False
         if not signals.stopping:
             print(
@@ -145,6 +156,7 @@ def _supervise(
             log.warning("killed %d leftover process(es)", left)
         with contextlib.suppress(FileNotFoundError):
             registry.path.unlink()
+        remove_stack_file(data_dir)
         log.info(
             "stopped in %.1fs (ran %.0fs)", time.monotonic() - asked, time.monotonic() - started
         )

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from services.web import errors
+from services.web import admin, errors
 from services.web.connections import connect
 from services.web.metrics import RequestMetrics
 from services.web.routes import actions, files, pages, system
@@ -63,6 +63,7 @@ def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
     app.include_router(actions.router)
     app.include_router(files.router)
     app.include_router(system.router)
+    app.include_router(admin.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
     app.add_middleware(SecurityHeaders, csp=page_csp(s3_origin(settings)))

@@ -1,10 +1,11 @@
-"""``python -m services.writer`` runs the writer; ``... restore [--date D]`` restores a backup."""
+"""``python -m services.writer`` runs the writer; ``... restore [--date D | --file F]`` restores
+a backup; ``... publish --output F`` writes the publishable database (used by `dla`)."""
 
 from __future__ import annotations
 
 import sys
 
-from services.writer.backup import restore_cli
+from services.writer.backup import publish_cli, restore_cli
 from services.writer.service import SERVICE
 from services.writer.settings import WriterSettings
 from shared.logs import setup_logging
@@ -17,6 +18,10 @@ def main(argv: list[str] | None = None) -> None:
         settings = WriterSettings()
         setup_logging(settings.log_level, "writer-restore")
         sys.exit(restore_cli(args[1:], settings))
+    if args and args[0] == "publish":
+        settings = WriterSettings()
+        setup_logging(settings.log_level, "writer-publish")
+        sys.exit(publish_cli(args[1:], settings))
     SERVICE.main()
 
 

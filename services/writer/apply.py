@@ -23,15 +23,19 @@ from services.writer.db import transaction
 from services.writer.done import apply_capture_done
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
+from services.writer.moderation import apply_exclude, apply_retry, apply_takedown
 from services.writer.results import apply_capture_event
 from shared.messages import (
     CaptureDone,
     CaptureEvent,
+    ExcludeCommand,
     FeedGap,
     FeedPost,
     Message,
     RearchiveCommand,
+    RetryCommand,
     SubmitCommand,
+    TakedownCommand,
     WorkerBinaries,
 )
 
@@ -46,6 +50,9 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     CaptureDone: apply_capture_done,
     SubmitCommand: apply_submit,
     RearchiveCommand: apply_rearchive,
+    TakedownCommand: apply_takedown,
+    ExcludeCommand: apply_exclude,
+    RetryCommand: apply_retry,
     WorkerBinaries: apply_worker_binaries,
 }
 

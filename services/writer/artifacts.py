@@ -37,3 +37,15 @@ def record(
 def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
     """Dedup merged link `loser` into `survivor`: its files follow."""
     conn.execute("UPDATE archive_artifacts SET link_id = ? WHERE link_id = ?", (survivor, loser))
+
+
+def remove_for_link(conn: sqlite3.Connection, link_id: int) -> list[str]:
+    """Forget every file of a link (a takedown); returns their S3 keys, to delete there."""
+    keys = [
+        str(k)
+        for (k,) in conn.execute(
+            "SELECT s3_key FROM archive_artifacts WHERE link_id = ?", (link_id,)
+        )
+    ]
+    conn.execute("DELETE FROM archive_artifacts WHERE link_id = ?", (link_id,))
+    return keys

@@ -1,4 +1,7 @@
-"""Database backups to S3 (``VACUUM INTO``, gzip, upload) and restore from them.
+"""Database backups to S3 (``VACUUM INTO``, made publishable, gzip, upload) and restore.
+
+A backup is the publishable database: taken-down links and the private admin tables are
+left out (`make_publishable`).
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
 [--date YYYY-MM-DD]`` downloads the backup (default: the newest), checks ``PRAGMA
@@ -28,7 +31,7 @@ from shared.backup_layout import (
     is_backup_date,
     key_of_date,
 )
-from shared.errors import ArchiverError, StorageError
+from shared.errors import ArchiverError, ConfigError, StorageError
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 
@@ -50,11 +53,57 @@ def snapshot_to(db_path: Path, dest_gz: Path) -> int:
     finally:
         src.close()
     try:
+        make_publishable(raw)
+    except BaseException:
+        raw.unlink(missing_ok=True)
+        raise
+    try:
         with raw.open("rb") as fin, gzip.open(dest_gz, "wb", compresslevel=6) as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
     finally:
         raw.unlink(missing_ok=True)
     return dest_gz.stat().st_size
+
+
+PRIVATE_TABLES = ("admin_audit", "s3_removals")
+"""Tables the public never sees: emptied in every backup."""
+
+
+def make_publishable(path: Path) -> None:
+    """Remove from a database copy what the public must not see: every row of taken-down
+    links (secure_delete, then VACUUM, so no freed page keeps them), the private tables, and
+    who excluded a domain and why."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA secure_delete = ON")
+        tables = [
+            str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
+        columns = {
+            t: {str(c[1]) for c in conn.execute(f'PRAGMA table_info("{t}")')} for t in tables
+        }
+        conn.execute("BEGIN")
+        if "taken_down_at" in columns.get("links", set()):
+            down = "SELECT id FROM links WHERE taken_down_at IS NOT NULL"
+            # (quoted names: this edits a copy, not the database whose tables have owners)
+            if "archive_results" in columns and "snapshots" in columns:
+                conn.execute(
+                    'DELETE FROM "archive_results" WHERE snapshot_id IN'
+                    f" (SELECT id FROM snapshots WHERE link_id IN ({down}))"
+                )
+            for table, cols in columns.items():
+                if table != "links" and "link_id" in cols:
+                    conn.execute(f'DELETE FROM "{table}" WHERE link_id IN ({down})')
+            conn.execute('DELETE FROM "links" WHERE taken_down_at IS NOT NULL')
+        for table in PRIVATE_TABLES:  # emptied, not dropped: a restore must stay migrated
+            if table in columns:
+                conn.execute(f'DELETE FROM "{table}"')
+        if "excluded_domains" in columns:
+            conn.execute("""UPDATE "excluded_domains" SET reason = '', admin = ''""")
+        conn.execute("COMMIT")
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
 
 
 async def backup(settings: CommonSettings, now: datetime | None = None) -> str:
@@ -140,6 +189,32 @@ async def restore(settings: CommonSettings, date: str | None = None) -> Path | N
     return previous
 
 
+def install_file(src: Path, db_path: Path) -> Path | None:
+    """Install a local backup file (gzip'ed or not) as the database after an integrity check;
+    returns where the previous file was kept. Refuses (ConfigError) while a writer runs."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with (
+        writer_lock(db_path),
+        tempfile.TemporaryDirectory(dir=db_path.parent, prefix=".restore-") as tmp,
+    ):
+        raw = Path(tmp) / "archive.sqlite3"
+        with src.open("rb") as fh:
+            gzipped = fh.read(2) == b"\x1f\x8b"
+        if gzipped:
+            _gunzip(src, raw)
+        else:
+            shutil.copyfile(src, raw)
+        check_integrity(raw)
+        previous: Path | None = None
+        if db_path.exists():
+            stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
+            previous = db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
+            os.replace(db_path, previous)
+        _install(raw, db_path)
+    log.info("restored %s into %s", src, db_path)
+    return previous
+
+
 def remove_leftovers(db_path: Path) -> None:
     """Delete temporary folders a backup or restore killed mid-way left beside the database."""
     for leftover in db_path.parent.glob(".backup-*"):
@@ -175,15 +250,40 @@ def _fsync_dir(path: Path) -> None:
 
 
 def restore_cli(argv: list[str], settings: CommonSettings) -> int:
-    """``python -m services.writer restore [--date YYYY-MM-DD]``; returns the exit code."""
+    """``python -m services.writer restore [--date YYYY-MM-DD | --file FILE]``; exit code."""
     parser = argparse.ArgumentParser(prog="python -m services.writer restore")
-    parser.add_argument("--date", help="UTC date of the backup (default: the newest)")
+    parser.add_argument("--date", help="UTC date of the backup in S3 (default: the newest)")
+    parser.add_argument("--file", type=Path, help="a local backup file instead (.gz or not)")
     args = parser.parse_args(argv)
     try:
-        previous = asyncio.run(restore(settings, args.date))
-    except ArchiverError as exc:
+        if args.file is not None:
+            previous = install_file(args.file, settings.db_path)
+        else:
+            previous = asyncio.run(restore(settings, args.date))
+    except ConfigError as exc:
+        log.error("restore refused: %s", exc)
+        return 3
+    except (ArchiverError, OSError) as exc:
         log.error("restore failed: %s", exc)
         return 1
     kept = f" (previous file kept as {previous.name})" if previous else ""
     print(f"restored {settings.db_path}{kept}")
+    return 0
+
+
+def publish_cli(argv: list[str], settings: CommonSettings) -> int:
+    """``python -m services.writer publish --output FILE``: the publishable database, gzip'ed
+    (read-only on the live database; the writer may run)."""
+    parser = argparse.ArgumentParser(prog="python -m services.writer publish")
+    parser.add_argument("--output", type=Path, required=True, help="the .gz file to write")
+    args = parser.parse_args(argv)
+    if not settings.db_path.exists():
+        log.error("no database at %s", settings.db_path)
+        return 1
+    try:
+        size = snapshot_to(settings.db_path, args.output.resolve())
+    except (sqlite3.Error, OSError) as exc:
+        log.error("publishable copy failed: %s", exc)
+        return 1
+    print(f"{args.output} {size}")
     return 0

@@ -1,5 +1,6 @@
 """The writer's housekeeping: consumer-lag, job and domain gauges, the newest backup's
-time, pruning old message ids, and backups when due."""
+time, pruning old message ids, backups when due, and removing the S3 objects of taken-down
+links."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from services.writer import backup, metrics, stats
+from services.writer import backup, metrics, removals, stats
 from services.writer.apply import forget_processed
 from services.writer.clock import iso, utcnow
 from services.writer.db import transaction
@@ -61,6 +62,7 @@ class Housekeeping:
             if interval > 0 and time.monotonic() >= next_backup:
                 next_backup = time.monotonic() + interval
                 await self.backup()
+            await self._remove_taken_down()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ctx.stop.wait(), HOUSEKEEPING_S)
 
@@ -103,6 +105,12 @@ class Housekeeping:
             await self.with_conn(_prune_processed, cutoff)
         except sqlite3.Error as exc:
             log.warning("pruning processed_messages: %s", exc)
+
+    async def _remove_taken_down(self) -> None:
+        try:
+            await removals.remove_pending(self.with_conn, self.settings)
+        except (StorageError, sqlite3.Error, ValueError) as exc:
+            log.warning("removing objects of taken-down links: %s (will retry)", exc)
 
     async def _backed_up_today(self) -> bool:
         try:

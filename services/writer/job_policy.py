@@ -56,6 +56,8 @@ class LinkState:
     active_job_id: int | None
     status: str = "pending"
     """links.status (pending, archived, failed, skipped)."""
+    blocked: str | None = None
+    """Why the link must never be captured (taken down, domain excluded by an admin)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ def decide(
 ) -> Decision:
     """Decide whether a link seen in a post, submitted or re-archive-requested gets a job."""
     manual = source != "feed"
+    if state.blocked:
+        return Decision("skipped_policy", state.blocked)
     if source == "feed" and not allowed:
         return Decision("skipped_policy", policy_reason or "domain policy", code="domain_policy")
     if state.active_job_id is not None:

@@ -329,3 +329,10 @@ def _merge_status(conn: sqlite3.Connection, survivor: int, loser_status: str) ->
     row = conn.execute("SELECT status FROM links WHERE id = ?", (survivor,)).fetchone()
     if row and _STATUS_RANK[loser_status] > _STATUS_RANK[row[0]]:
         conn.execute("UPDATE links SET status = ? WHERE id = ?", (loser_status, survivor))
+
+
+def take_down(conn: sqlite3.Connection, link_id: int, now: str) -> None:
+    """Mark the link taken down and forget what was captured of it (metadata, search text)."""
+    conn.execute("UPDATE links SET taken_down_at = ? WHERE id = ?", (now, link_id))
+    conn.execute("DELETE FROM link_metadata WHERE link_id = ?", (link_id,))
+    conn.execute("DELETE FROM link_text_fts WHERE rowid = ?", (link_id,))

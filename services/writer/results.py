@@ -12,7 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from services.writer import artifacts, binary_inventory, dedup, linkstore, media, transitions
+from services.writer import (
+    artifacts,
+    binary_inventory,
+    dedup,
+    linkstore,
+    media,
+    moderation,
+    transitions,
+)
 from services.writer.clock import iso_or_none
 from services.writer.context import ApplyContext
 from services.writer.metrics import HOOK_RESULTS
@@ -60,6 +68,12 @@ def apply_capture_event(ctx: ApplyContext, ev: CaptureEvent) -> bool:
     if target is None:
         log.warning("capture event %s for unknown link %d dropped", ev.msg_id(), ev.link_id)
         return False
+    if moderation.is_taken_down(ctx.conn, target.link_id):
+        # captured before the takedown reached the worker: record nothing, remove the file
+        rec = ev.record
+        keys = [rec.s3_key] if isinstance(rec, ArtifactRecord) and rec.s3_key else []
+        moderation.remove_objects(ctx.conn, target.link_id, keys, ctx.now_iso)
+        return True
     # Sign of life: the attempt in flight is not silent, so its deadline moves on.
     transitions.heartbeat(
         ctx.conn,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 from pydantic import Field
 
@@ -72,6 +73,15 @@ class WriterSettings(DomainPolicySettings):
     )
     processed_retention_days: int = Field(
         30, ge=1, description="Days the ids of applied messages are kept for de-duplication."
+    )
+
+    takedown_objects: Literal["delete", "quarantine"] = Field(
+        "delete",
+        description="What a takedown does to the link's S3 objects: delete them, or move them"
+        " under QUARANTINE_PREFIX (not public, for an appeal).",
+    )
+    quarantine_prefix: str = Field(
+        "quarantine/", description="Key prefix of quarantined objects of taken-down links."
     )
 
     def policy(self) -> Policy:

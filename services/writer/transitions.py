@@ -56,19 +56,23 @@ def new_snapshot_id() -> str:
 
 
 def link_state(conn: sqlite3.Connection, link_id: int) -> LinkState:
-    """When the link was last archived, its status, and its queued or running job, if any."""
+    """When the link was last archived, its status, its queued or running job, if any, and
+    whether an admin blocked it (taken down, or its domain excluded)."""
     row = conn.execute(
         "SELECT last_archived_at, status, (SELECT id FROM archive_jobs WHERE link_id = links.id"
-        " AND kind = 'capture' AND status IN ('queued', 'running') ORDER BY id LIMIT 1)"
-        " FROM links WHERE id = ?",
+        " AND kind = 'capture' AND status IN ('queued', 'running') ORDER BY id LIMIT 1),"
+        " taken_down_at, (SELECT domain FROM excluded_domains e WHERE links.domain = e.domain"
+        "  OR links.domain LIKE '%.' || e.domain LIMIT 1) FROM links WHERE id = ?",
         (link_id,),
     ).fetchone()
     if row is None:
         return LinkState(None, None)
+    blocked = "taken down" if row[3] else (f"domain {row[4]} excluded" if row[4] else None)
     return LinkState(
         last_archived_at=parse(row[0]) if row[0] else None,
         active_job_id=None if row[2] is None else int(row[2]),
         status=str(row[1]),
+        blocked=blocked,
     )
 
 
@@ -261,7 +265,8 @@ def requeue_hooks(conn: sqlite3.Connection, snapshot_id: str, hooks: str, now: s
     cur = conn.execute(
         "UPDATE archive_jobs SET status = 'queued', not_before = ?, retry_hooks = ?,"
         " deadline = NULL, published_at = NULL"
-        " WHERE snapshot_id = ? AND status NOT IN ('queued', 'running')",
+        " WHERE snapshot_id = ? AND status NOT IN ('queued', 'running')"
+        " AND link_id NOT IN (SELECT id FROM links WHERE taken_down_at IS NOT NULL)",
         (now, hooks, snapshot_id),
     )
     return cur.rowcount

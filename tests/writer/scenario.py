@@ -15,7 +15,15 @@ from shared.hooks.records import (
     TagRecord,
     TextRecord,
 )
-from shared.messages import FeedGap, Message, RearchiveCommand, SubmitCommand
+from shared.messages import (
+    ExcludeCommand,
+    FeedGap,
+    Message,
+    RearchiveCommand,
+    RetryCommand,
+    SubmitCommand,
+    TakedownCommand,
+)
 from testkit.writer_harness import T0, done, event, occ, post
 
 JobLookup = Callable[[int], dict]
@@ -95,4 +103,21 @@ def capture_messages(job: dict) -> list[Message]:
             ),
         ),
         done(job, records=11),
+    ]
+
+
+def admin_messages(link_id: int) -> list[Message]:
+    """An admin's decisions: take one link down, exclude a domain, retry failures."""
+    return [
+        TakedownCommand(
+            link_id=link_id,
+            reason="asked by author",
+            admin="alice",
+            request_id="t1",
+            requested_at=T0,
+        ),
+        ExcludeCommand(
+            domain="blog.example", reason="spam", admin="alice", request_id="e1", requested_at=T0
+        ),
+        RetryCommand(admin="alice", request_id="y1", requested_at=T0),
     ]

@@ -9,7 +9,7 @@ import pytest
 from services.writer import apply as apply_mod
 from services.writer.apply import is_transient
 from testkit.writer_harness import Harness, dump, occ, post
-from tests.writer.scenario import capture_messages, feed_messages
+from tests.writer.scenario import admin_messages, capture_messages, feed_messages
 
 
 def run_scenario(h: Harness) -> list:
@@ -19,7 +19,10 @@ def run_scenario(h: Harness) -> list:
     job = dict(h.rows("SELECT * FROM archive_jobs WHERE status = 'running' ORDER BY id")[0])
     captures = capture_messages(job)
     h.apply(*captures)
-    return messages + captures
+    tiktok = h.one("SELECT id FROM links WHERE canonical_url LIKE '%tiktok%'")
+    admin = admin_messages(tiktok)
+    h.apply(*admin)
+    return messages + captures + admin
 
 
 def test_every_message_type_applied_twice_changes_nothing(h: Harness) -> None:

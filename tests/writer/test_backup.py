@@ -92,4 +92,4 @@ async def test_restore_refuses_a_corrupt_backup_and_a_running_writer(
         assert settings.db_path.read_bytes() == before
     with writer_lock(settings.db_path):
         busy = restore_cli(tmp_path, s3_env)
-    assert busy.returncode == 1 and "another writer" in busy.stderr
+    assert busy.returncode == 3 and "another writer" in busy.stderr

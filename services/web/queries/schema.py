@@ -24,6 +24,7 @@ links = Table(
     Column("last_error_code", Text),
     Column("last_error", Text),
     Column("retry_at", Text),
+    Column("taken_down_at", Text),
 )
 
 link_metadata = Table(

@@ -7,7 +7,7 @@ one exists, belongs in ``public()`` and nowhere else.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, func, true
+from sqlalchemy import ColumnElement, and_, func
 
 from services.web.queries.schema import links
 
@@ -21,8 +21,8 @@ Migration 0004 indexes exactly this expression (``links_listed``)."""
 
 
 def public() -> ColumnElement[bool]:
-    """Links anyone may see (today: all of them)."""
-    return true()
+    """Links anyone may see: all but those an admin took down (issue 15)."""
+    return links.c.taken_down_at.is_(None)
 
 
 def listed(*, status_index: bool = True) -> ColumnElement[bool]:

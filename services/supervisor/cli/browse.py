@@ -1,0 +1,268 @@
+"""`dla status`, `dla ls`, `dla search`, `dla show`, `dla export`: what the archive holds."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import nats
+import typer
+
+from services.supervisor.cli.errors import CliError, Exit
+from services.supervisor.cli.output import out, print_json, short, table
+from services.supervisor.cli.stack import StackClient, stack_client
+from services.supervisor.stack import SERVICES
+from shared.subjects import CONSUMERS
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def health(client: StackClient) -> dict[str, str]:
+    """Each service's /healthz: up, down, or unknown (no port file: not started here)."""
+    found: dict[str, str] = {}
+    run = client.settings.data_dir / "run"
+    for name in SERVICES:
+        if name == "web":
+            url = f"{client.web_url}/healthz"
+        else:
+            try:
+                port = int((run / f"{name}.port").read_text().strip())
+            except (OSError, ValueError):
+                found[name] = "unknown"
+                continue
+            url = f"http://{client.settings.metrics_host}:{port}/healthz"
+        try:
+            resp = httpx.get(url, timeout=2.0)
+            found[name] = "up" if resp.status_code == 200 else f"unhealthy ({resp.status_code})"
+        except httpx.HTTPError:
+            found[name] = "down"
+    return found
+
+
+async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
+    """Per consumer: messages not yet delivered and delivered but not acknowledged."""
+    servers = [s.strip() for s in nats_url.split(",") if s.strip()]
+    nc = await asyncio.wait_for(
+        nats.connect(servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2),
+        timeout=min(timeout, 5.0),
+    )
+    try:
+        js = nc.jetstream(timeout=timeout)
+        found: dict[str, dict[str, int]] = {}
+        for spec in CONSUMERS:
+            try:
+                info = await js.consumer_info(spec.stream.name, spec.durable)
+            except Exception:
+                continue
+            found[f"{spec.stream.name}/{spec.durable}"] = {
+                "pending": int(info.num_pending or 0),
+                "in_flight": int(info.num_ack_pending or 0),
+            }
+        return found
+    finally:
+        await nc.close()
+
+
+def register(app: typer.Typer) -> None:
+    """Add these subcommands to `dla`."""
+
+    @app.command()
+    def status(as_json: JsonOpt = False) -> None:
+        """Services up, backlog per stream, captures per minute, failures in the last hour by
+        error code, the oldest pending job."""
+        with stack_client() as client:
+            services = health(client)
+            try:
+                streams = asyncio.run(backlog(client.nats_url, client.settings.cli_timeout_seconds))
+            except Exception as exc:
+                streams, nats_error = {}, f"NATS at {client.nats_url} not reachable ({exc})"
+            else:
+                nats_error = ""
+            queue: dict[str, Any] = {}
+            queue_error = ""
+            try:
+                queue = client.get_json("/admin/queue.json")
+            except CliError as exc:
+                if all(v != "up" for v in services.values()) and nats_error:
+                    raise CliError(
+                        "the archive is not running (no service answers, NATS unreachable)",
+                        Exit.UNREACHABLE,
+                    ) from None
+                queue_error = str(exc)
+        data = {"services": services, "backlog": streams, **queue}
+        if as_json:
+            print_json(data)
+            return
+        table("services", ["service", "state"], services.items())
+        if nats_error:
+            out.print(f"[yellow]{nats_error}[/]")
+        else:
+            table(
+                "backlog",
+                ["stream/consumer", "pending", "in flight"],
+                [(k, v["pending"], v["in_flight"]) for k, v in streams.items()],
+            )
+        if queue_error:
+            out.print(f"[yellow]queue figures unavailable: {queue_error}[/]")
+            return
+        jobs = queue.get("jobs", {})
+        out.print(
+            "jobs: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(jobs.items())) or "none")
+            + f"  ·  captures/min (last 10 min): {queue.get('captures_per_minute', 0)}"
+        )
+        fails = queue.get("failures_last_hour") or {}
+        if fails:
+            table("failures in the last hour", ["error code", "count"], fails.items())
+        else:
+            out.print("failures in the last hour: none")
+        oldest = queue.get("oldest_pending")
+        if oldest:
+            out.print(
+                f"oldest pending job: #{oldest['id']} ({oldest['status']}, since "
+                f"{oldest['enqueued_at']}, {oldest['attempts']} attempt(s)) {oldest['url']}"
+            )
+        else:
+            out.print("oldest pending job: none")
+
+    @app.command("ls")
+    def ls(
+        limit: Annotated[int, typer.Option(help="How many (newest first).", min=1, max=1000)] = 50,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """The newest archives, as the home page lists them."""
+        with stack_client() as client:
+            data = client.get_json("/index.json", params={"limit": limit})
+        links = data.get("links", []) if isinstance(data, dict) else []
+        if as_json:
+            print_json(data)
+            return
+        table(
+            None,
+            ["id", "status", "archived", "domain", "title / url"],
+            [
+                (
+                    link.get("id"),
+                    link.get("status"),
+                    short(link.get("last_archived_at"), 19),
+                    link.get("domain"),
+                    short(link.get("title") or link.get("url"), 60),
+                )
+                for link in links[:limit]
+            ],
+        )
+
+    @app.command()
+    def search(
+        query: Annotated[str, typer.Argument(help="Words to find (searched as words).")],
+        limit: Annotated[int, typer.Option(help="How many results.", min=1, max=1000)] = 20,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Full-text search over titles, URLs and text, as /search does."""
+        with stack_client() as client:
+            data = client.get_json("/search.json", params={"q": query, "limit": limit})
+        if as_json:
+            print_json(data)
+            return
+        results = data.get("results", []) if isinstance(data, dict) else []
+        table(
+            f"{data.get('total', len(results))} result(s)",
+            ["id", "domain", "title", "snippet"],
+            [
+                (
+                    r.get("link_id"),
+                    r.get("domain"),
+                    short(r.get("title") or r.get("url"), 40),
+                    short(r.get("snippet"), 60),
+                )
+                for r in results
+            ],
+        )
+
+    @app.command()
+    def show(
+        link_id: Annotated[int, typer.Argument(help="The link's id.", min=1)],
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Everything the web shows about one link."""
+        with stack_client() as client:
+            data = client.get_json(f"/links/{link_id}.json")
+        if as_json:
+            print_json(data)
+            return
+        scalars = [(k, v) for k, v in data.items() if not isinstance(v, list | dict)]
+        meta = data.get("metadata") or {}
+        scalars += [(f"metadata.{k}", v) for k, v in meta.items() if v]
+        table(f"link {link_id}", ["field", "value"], [(k, short(v, 90)) for k, v in scalars])
+        snaps = data.get("snapshots") or []
+        if snaps:
+            table(
+                "snapshots",
+                ["snapshot", "status", "started", "results"],
+                [
+                    (
+                        s.get("id"),
+                        s.get("status"),
+                        s.get("started_at"),
+                        short(
+                            ", ".join(
+                                f"{r.get('plugin')}:{r.get('status')}" for r in s.get("results", [])
+                            ),
+                            80,
+                        ),
+                    )
+                    for s in snaps
+                ],
+            )
+
+    @app.command()
+    def export(
+        fmt: Annotated[str, typer.Option("--format", help="jsonl or csv.")] = "jsonl",
+        output: Annotated[
+            Path | None, typer.Option("--output", "-o", help="Write here (default stdout).")
+        ] = None,
+    ) -> None:
+        """Every public archive, from /export/links.jsonl, as JSON lines or CSV."""
+        if fmt not in ("jsonl", "csv"):
+            raise CliError(f"--format is jsonl or csv, not {fmt!r}", Exit.USAGE)
+        with stack_client() as client:
+            lines = client.stream_lines("/export/links.jsonl")
+            sink = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
+            try:
+                count = write_export(lines, fmt, sink)
+            finally:
+                if output:
+                    sink.close()
+        if output:
+            out.print(f"{count} link(s) written to {output}")
+
+
+def write_export(lines: Any, fmt: str, sink: Any) -> int:
+    """Copy JSON lines, or turn them into CSV (nested values as JSON); returns the count."""
+    count = 0
+    writer: csv.DictWriter[str] | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        count += 1
+        if fmt == "jsonl":
+            sink.write(line.rstrip("\n") + "\n")
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise CliError(f"the export sent a line that is not JSON: {short(line, 60)}") from None
+        flat = {
+            k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+            for k, v in record.items()
+        }
+        if writer is None:
+            writer = csv.DictWriter(sink, fieldnames=list(flat), extrasaction="ignore")
+            writer.writeheader()
+        writer.writerow(flat)
+    return count

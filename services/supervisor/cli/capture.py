@@ -1,0 +1,206 @@
+"""`dla add`, `dla retry`, `dla rearchive`: ask the archive to capture."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from services.supervisor.cli.errors import CliError, Exit
+from services.supervisor.cli.output import err, out, print_json, short, table
+from services.supervisor.cli.stack import StackClient, stack_client
+
+
+@dataclass
+class Submitted:
+    """One URL given to `dla add` and what became of it."""
+
+    url: str
+    request_id: str | None = None
+    outcome: str = "pending"
+    """pending, captured or failed."""
+    detail: str = ""
+    link_id: int | None = None
+
+
+def read_urls(urls: list[str], from_file: Path | None) -> list[str]:
+    """The URLs of the arguments, `-` (stdin) and --from-file, one a line, # comments."""
+    lines: list[str] = []
+    for u in urls:
+        if u == "-":
+            lines += sys.stdin.read().splitlines()
+        else:
+            lines.append(u)
+    if from_file is not None:
+        try:
+            lines += from_file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read {from_file}: {exc}", Exit.INVALID) from None
+    return [s for line in lines if (s := line.strip()) and not s.startswith("#")]
+
+
+def malformed(url: str) -> str | None:
+    """Why the URL cannot be submitted, or None."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        return f"malformed URL ({exc})"
+    if parts.scheme not in ("http", "https") or not host:
+        return "not an http(s) URL"
+    if len(url) > 4096:
+        return "URL longer than 4096 characters"
+    return None
+
+
+def submit_all(client: StackClient, items: list[Submitted]) -> None:
+    """POST /submit for each; refusals become failed outcomes (the stack unreachable aborts)."""
+    for item in items:
+        why = malformed(item.url)
+        if why:
+            item.outcome, item.detail = "failed", why
+            continue
+        try:
+            body = client.post_json("/submit", {"url": item.url})
+        except CliError as exc:
+            if exc.code in (Exit.UNREACHABLE, Exit.DENIED):
+                raise
+            item.outcome, item.detail = "failed", str(exc)
+            continue
+        item.request_id = str(body.get("request_id") or "") or None
+        if item.request_id is None:
+            item.outcome, item.detail = "failed", "the web gave no request id"
+
+
+def poll(client: StackClient, item: Submitted) -> None:
+    """Ask what became of one request."""
+    assert item.request_id is not None
+    r = client.get_json(f"/admin/requests/{item.request_id}.json")
+    item.outcome = str(r.get("outcome") or "pending")
+    item.link_id = r.get("link_id")
+    if item.outcome == "failed":
+        item.detail = str(r.get("reason") or r.get("last_error") or r.get("link_status") or "")
+        if r.get("decision") == "rejected":
+            item.detail = f"rejected: {item.detail}"
+    elif item.outcome == "captured":
+        item.detail = str(r.get("link_status") or "archived")
+
+
+def register(app: typer.Typer) -> None:
+    """Add these subcommands to `dla`."""
+
+    @app.command()
+    def add(
+        urls: Annotated[
+            list[str] | None,
+            typer.Argument(help="URLs to archive; `-` reads one a line from stdin."),
+        ] = None,
+        from_file: Annotated[
+            Path | None,
+            typer.Option("--from-file", "-f", help="Read URLs from a file, one a line."),
+        ] = None,
+        no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once submitted.")] = False,
+        timeout: Annotated[
+            float, typer.Option(help="Seconds to wait for the captures.", min=1)
+        ] = 900.0,
+        as_json: Annotated[bool, typer.Option("--json", help="Outcomes as JSON.")] = False,
+    ) -> None:
+        """Archive URLs (as POST /submit does) and wait until each is captured or failed.
+
+        Exits 1 if any URL failed or was refused."""
+        given = read_urls(urls or [], from_file)
+        if not given:
+            raise CliError("no URL given (arguments, `-` for stdin, or --from-file)", Exit.USAGE)
+        items = [Submitted(u) for u in given]
+        with stack_client() as client:
+            submit_all(client, items)
+            if not no_wait:
+                wait_all(client, items, timeout)
+        report(items, as_json, waited=not no_wait)
+        if any(i.outcome == "failed" for i in items):
+            raise typer.Exit(int(Exit.FAILED))
+
+    @app.command()
+    def retry(
+        failed: Annotated[
+            bool, typer.Option("--failed", help="Retry links whose capture failed (required).")
+        ] = False,
+        domain: Annotated[str | None, typer.Option(help="Only this domain.")] = None,
+        since: Annotated[
+            datetime | None,
+            typer.Option(help="Only links that failed since (ISO date/time, UTC)."),
+        ] = None,
+    ) -> None:
+        """Queue failed links again (admin)."""
+        if not failed:
+            raise CliError("say what to retry: --failed", Exit.USAGE)
+        body: dict[str, str] = {}
+        if domain:
+            body["domain"] = domain
+        if since:
+            body["since"] = (since if since.tzinfo else since.replace(tzinfo=UTC)).isoformat()
+        with stack_client() as client:
+            r = client.post_json("/admin/retry", body)
+        out.print(f"retry requested ({r.get('request_id')}); `dla status` shows the queue")
+
+    @app.command()
+    def rearchive(
+        link_id: Annotated[int, typer.Argument(help="The link's id.", min=1)],
+    ) -> None:
+        """Capture a link again now, whatever the cache window (admin)."""
+        with stack_client() as client:
+            r = client.post_json(f"/admin/links/{link_id}/rearchive", {})
+        out.print(f"re-archive of link {link_id} requested ({r.get('request_id')})")
+
+
+def wait_all(client: StackClient, items: list[Submitted], timeout: float) -> None:
+    """A progress bar until every request is captured or failed (or the timeout)."""
+    deadline = time.monotonic() + timeout
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task("capturing", total=len(items))
+        while True:
+            for item in items:
+                if item.outcome == "pending" and item.request_id:
+                    poll(client, item)
+            done = sum(1 for i in items if i.outcome != "pending")
+            failed = sum(1 for i in items if i.outcome == "failed")
+            progress.update(task, completed=done, description=f"capturing ({failed} failed)")
+            if done == len(items):
+                return
+            if time.monotonic() > deadline:
+                for item in items:
+                    if item.outcome == "pending":
+                        item.outcome, item.detail = "failed", f"not done after {timeout:.0f} s"
+                return
+            time.sleep(1.0)
+
+
+def report(items: list[Submitted], as_json: bool, waited: bool) -> None:
+    """The outcome of every URL."""
+    if as_json:
+        print_json([i.__dict__ for i in items])
+        return
+    table(
+        None,
+        ["outcome", "link", "url", "detail"],
+        [(i.outcome, i.link_id or "", short(i.url, 60), short(i.detail, 60)) for i in items],
+    )
+    counts = {k: sum(1 for i in items if i.outcome == k) for k in ("captured", "failed", "pending")}
+    pending = "pending" if waited else "submitted, not waited for"
+    out.print(
+        f"{len(items)} URL(s): {counts['captured']} captured, {counts['failed']} failed, "
+        f"{counts['pending']} {pending}"
+    )

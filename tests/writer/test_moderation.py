@@ -1,0 +1,159 @@
+"""Admin decisions in the writer: takedown, exclude, retry — and the audit trail."""
+
+from __future__ import annotations
+
+import gzip
+import sqlite3
+from pathlib import Path
+
+from services.writer import backup
+from services.writer.job_policy import Policy
+from shared.hooks.records import ArtifactRecord, MetadataRecord, TextRecord
+from shared.messages import ExcludeCommand, RetryCommand, SubmitCommand, TakedownCommand
+from testkit.writer_harness import T0, Harness, done, event, occ, post
+
+
+def art(job, name: str = "body") -> ArtifactRecord:  # type: ignore[no-untyped-def]
+    return ArtifactRecord(
+        plugin="fetch",
+        kind="raw_response",
+        path=name,
+        s3_key=f"archives/{job['link_id']}/{job['snapshot_id']}/fetch/{name}",
+        content_type="text/html",
+        bytes=10,
+        sha256="a" * 64,
+    )
+
+
+def captured(h: Harness, url: str = "https://x.com/u/status/1") -> dict:  # type: ignore[type-arg]
+    h.apply(post(f"g{len(h.jobs())}", occ(url)))
+    h.dispatch()
+    job = dict(h.jobs()[-1])
+    h.apply(event(job, 0, art(job)))
+    h.apply(event(job, 1, MetadataRecord(title="Owls at dusk")))
+    h.apply(event(job, 2, TextRecord(text="barn owls hunt mice")))
+    h.apply(done(job, records=3))
+    return job
+
+
+def takedown(link_id: int, rid: str = "t1") -> TakedownCommand:
+    return TakedownCommand(
+        link_id=link_id, reason="court order", admin="alice", request_id=rid, requested_at=T0
+    )
+
+
+def test_takedown_hides_deletes_queues_s3_removal_and_audits(h: Harness) -> None:
+    job = captured(h)
+    assert h.one("SELECT count(*) FROM link_text_fts") == 1
+    h.apply(takedown(job["link_id"]))
+    assert h.one("SELECT taken_down_at FROM links") is not None
+    assert h.one("SELECT count(*) FROM archive_artifacts") == 0
+    assert h.one("SELECT count(*) FROM link_metadata") == 0
+    assert h.one("SELECT count(*) FROM link_text_fts") == 0
+    assert h.one("SELECT link_id FROM s3_removals") == job["link_id"]
+    assert h.tuples("SELECT action, target, reason, admin, outcome FROM admin_audit") == [
+        ("takedown", f"link {job['link_id']}", "court order", "alice", "done")
+    ]
+    # idempotent: the same request again changes nothing
+    h.apply(takedown(job["link_id"]))
+    assert h.one("SELECT count(*) FROM admin_audit") == 1
+
+
+def test_a_taken_down_link_is_never_captured_again(h: Harness) -> None:
+    job = captured(h)
+    h.apply(takedown(job["link_id"]))
+    h.advance(days=30)
+    url = "https://x.com/u/status/1"
+    h.apply(post("g-again", occ(url), content="again"))
+    h.apply(SubmitCommand(url=url, request_id="s1", requested_at=T0))
+    assert h.jobs("queued") == []
+    assert {j["reason"] for j in h.jobs("skipped_policy")} == {"taken down"}
+    assert h.one("SELECT decision FROM submissions") == "skipped_policy"
+
+
+def test_takedown_of_a_running_capture_drops_its_late_results(h: Harness) -> None:
+    h.apply(post("g1", occ("https://x.com/u/status/2")))
+    h.dispatch()
+    job = dict(h.jobs()[-1])
+    h.apply(takedown(job["link_id"]))
+    assert h.job(job["id"])["status"] == "failed"
+    h.apply(event(job, 0, art(job, "late")))
+    h.apply(done(job, records=1))
+    assert h.one("SELECT count(*) FROM archive_artifacts") == 0
+    keys = h.one("SELECT keys FROM s3_removals")
+    assert "late" in keys
+    assert h.job(job["id"])["status"] == "failed"
+
+
+def test_takedown_of_an_unknown_link_is_audited_as_rejected(h: Harness) -> None:
+    h.apply(takedown(999))
+    assert h.tuples("SELECT outcome, detail FROM admin_audit") == [("rejected", "unknown link")]
+
+
+def test_exclude_blocks_the_domain_and_drops_its_queued_jobs(h: Harness) -> None:
+    h.apply(post("g1", occ("https://www.blocked.example/a")))
+    assert len(h.jobs("queued")) == 1
+    h.apply(
+        ExcludeCommand(
+            domain="blocked.example", reason="spam", admin="bob", request_id="e1", requested_at=T0
+        )
+    )
+    assert h.jobs("queued") == []
+    h.apply(post("g2", occ("https://sub.blocked.example/b")))
+    assert h.jobs("queued") == []
+    assert h.jobs()[-1]["reason"] == "domain blocked.example excluded"
+    assert h.tuples("SELECT action, target, admin FROM admin_audit") == [
+        ("exclude", "blocked.example", "bob")
+    ]
+
+
+def test_retry_queues_failed_links_of_a_domain(h: Harness) -> None:
+    h.policy = Policy(max_attempts=1)
+    for n, url in enumerate(["https://a.example/1", "https://b.example/2"]):
+        h.apply(post(f"g{n}", occ(url)))
+    h.dispatch()
+    for job in h.jobs("running"):
+        h.apply(done(job, error="storage down"))
+    failed = {r[0] for r in h.tuples("SELECT domain FROM links WHERE status = 'failed'")}
+    assert failed == {"a.example", "b.example"}, h.tuples("SELECT domain, status FROM links")
+    h.apply(RetryCommand(domain="a.example", admin="alice", request_id="r1", requested_at=T0))
+    queued = h.rows(
+        "SELECT l.domain FROM archive_jobs j JOIN links l ON l.id = j.link_id"
+        " WHERE j.status = 'queued'"
+    )
+    assert [r[0] for r in queued] == ["a.example"]
+    assert h.one("SELECT detail FROM admin_audit") == "1 link(s) queued"
+
+
+def test_the_publishable_backup_leaves_out_taken_down_links_and_the_audit(
+    h: Harness, db_path: Path, tmp_path: Path
+) -> None:
+    kept = captured(h, "https://x.com/u/status/7")
+    gone = captured(h, "https://x.com/u/status/8")
+    h.apply(takedown(gone["link_id"]))
+    dest = tmp_path / "backup.sqlite3.gz"
+    backup.snapshot_to(db_path, dest)
+    raw = tmp_path / "b.sqlite3"
+    raw.write_bytes(gzip.decompress(dest.read_bytes()))
+    conn = sqlite3.connect(raw)
+    ids = [r[0] for r in conn.execute("SELECT id FROM links")]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    occurrences = conn.execute("SELECT DISTINCT link_id FROM link_occurrences").fetchall()
+    # the forum's own posts still quote the URL (they are the forum's, public there); nothing
+    # else does
+    mentions = [
+        t
+        for t in tables
+        if t != "discourse_posts"
+        and not t.startswith("link_text_fts_")
+        and any("status/8" in repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
+    ]
+    private = [
+        conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in backup.PRIVATE_TABLES
+    ]
+    conn.close()
+    assert private == [0, 0]
+    assert mentions == []
+    assert ids == [kept["link_id"]]
+    assert occurrences == [(kept["link_id"],)]
+    assert b"court order" not in raw.read_bytes()
