@@ -22,14 +22,17 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared import admin_tokens, bus
 from shared.errors import BusError
+from shared.links.canonical import RejectedUrl
+from shared.links.submission import check_submission
 from shared.messages import (
     ExcludeCommand,
     Message,
     RearchiveCommand,
     RetryCommand,
+    SubmitCommand,
     TakedownCommand,
 )
-from shared.subjects import CMD_EXCLUDE, CMD_REARCHIVE, CMD_RETRY, CMD_TAKEDOWN
+from shared.subjects import CMD_EXCLUDE, CMD_REARCHIVE, CMD_RETRY, CMD_SUBMIT, CMD_TAKEDOWN
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
@@ -144,6 +147,27 @@ def _accepted(cmd: Message, **extra: Any) -> JSONResponse:
 
 
 LinkPath = Annotated[int, Field(ge=1, le=2**62)]
+
+
+class SubmitBody(BaseModel):
+    """Body of POST /admin/submit."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(min_length=1, max_length=8192)
+
+
+@router.post("/submit", status_code=202, summary="Archive a URL (no per-client limit)")
+async def submit(request: Request, body: SubmitBody, _: Admin) -> JSONResponse:
+    """What POST /submit does (same checks: canonical form, exclusions), for the owner's
+    `dla add`: an admin is not rate-limited per client."""
+    checked = check_submission(body.url, _state(request).policy)
+    if isinstance(checked, RejectedUrl):
+        raise HTTPException(400, f"url: will not be archived ({checked.reason})")
+    cmd = SubmitCommand(
+        url=body.url.strip(), request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC)
+    )
+    await _publish(request, CMD_SUBMIT, cmd)
+    return _accepted(cmd, url=checked.canonical)
 
 
 @router.post("/links/{link_id}/takedown", status_code=202, summary="Take a link down")

@@ -61,14 +61,15 @@ def malformed(url: str) -> str | None:
 
 
 def submit_all(client: StackClient, items: list[Submitted]) -> None:
-    """POST /submit for each; refusals become failed outcomes (the stack unreachable aborts)."""
+    """POST /admin/submit for each (POST /submit's checks, without its per-client limit);
+    refusals become failed outcomes (the stack unreachable or a bad token aborts)."""
     for item in items:
         why = malformed(item.url)
         if why:
             item.outcome, item.detail = "failed", why
             continue
         try:
-            body = client.post_json("/submit", {"url": item.url})
+            body = client.post_json("/admin/submit", {"url": item.url})
         except CliError as exc:
             if exc.code in (Exit.UNREACHABLE, Exit.DENIED):
                 raise
