@@ -1,4 +1,4 @@
--- Version 7: an admin's decisions — takedowns, excluded domains — and their audit trail.
+-- Version 8: an admin's decisions — takedowns, excluded domains — and their audit trail.
 -- admin_audit and s3_removals are private: the publishable backup leaves them out (and
 -- every row of a taken-down link).
 
