@@ -13,6 +13,8 @@ shared/hooks/error_codes.py, documented in plugins/README.md):
   4xx / 5xx                            failed, E_FETCH_HTTP_<status> / E_FETCH_HTTP_5XX; the
                                        error page is in the WARC, never stored as body.*
   timeout, stalled, short body, ...    failed, E_FETCH_<KIND>
+  the page opts out (X-No-Archive)     failed, E_FETCH_DECLINED, nothing kept (unless
+                                       FETCH_RESPECT_NO_ARCHIVE=false)
 
 Failures a retry can fix exit 1 (the runner schedules the retry); the others exit 0.
 Credentials in the URL are dropped before anything is sent or written.
@@ -25,6 +27,7 @@ import asyncio
 import json
 import mimetypes
 import os
+import re
 import sys
 import time
 from datetime import UTC, datetime
@@ -38,6 +41,13 @@ from shared.links.urlparts import strip_credentials
 
 BODY_EXTENSIONS = {"text/html": ".html", "text/plain": ".txt", "application/json": ".json"}
 WARC_NAME = "fetch.warc.gz"
+NO_ARCHIVE_META = re.compile(
+    rb"<meta\b[^>]{0,512}?\b(?:name|http-equiv)\s*=\s*[\"']?x-no-archive\b[^>]{0,512}>",
+    re.IGNORECASE,
+)
+CONTENT_ATTR = re.compile(rb"\bcontent\s*=\s*[\"']?\s*([a-z0-9]*)", re.IGNORECASE)
+OPT_IN = ("no", "0", "false")
+"""X-No-Archive values that mean the page may be archived after all."""
 SOFTWARE = "discourse-link-archiver fetch plugin (warcio)"
 
 
@@ -81,6 +91,35 @@ def error_code(res: FetchResult) -> str | None:
     if status >= 400:
         return f"E_FETCH_HTTP_{status}"
     return None
+
+
+def declined(res: FetchResult) -> str | None:
+    """Why the page asked not to be archived (X-No-Archive header or meta), or None."""
+    if res.response is None:
+        return None
+    for name, value in res.response.headers:
+        if name.lower() == "x-no-archive" and value.strip().lower() not in OPT_IN:
+            return f"X-No-Archive: {value.strip()[:40]}"
+    if res.body is None or not res.sniffed or "html" not in res.sniffed.effective:
+        return None
+    with res.body.open("rb") as fh:
+        head = fh.read(64 * 1024)
+    for tag in NO_ARCHIVE_META.finditer(head):
+        content = CONTENT_ATTR.search(tag.group(0))
+        if content is None or content.group(1).decode().lower() not in OPT_IN:
+            return '<meta name="x-no-archive">'
+    return None
+
+
+def decline(res: FetchResult, why: str) -> int:
+    """Keep nothing of a page that opted out; say so."""
+    if res.body is not None:
+        res.body.unlink(missing_ok=True)
+    Path(WARC_NAME).unlink(missing_ok=True)
+    output = f"declined: the page asks not to be archived ({why})"
+    print(f"fetch: {output}", file=sys.stderr)
+    emit(ArchiveResultRecord(status="failed", output_str=output, error_code="E_FETCH_DECLINED"))
+    return 0
 
 
 def write_headers(
@@ -137,6 +176,9 @@ def main() -> int:
     warc.close()
     if not res.warc_exchanges:
         Path(WARC_NAME).unlink(missing_ok=True)
+    why = declined(res) if env_bool("FETCH_RESPECT_NO_ARCHIVE", True) else None
+    if why is not None:
+        return decline(res, why)
     code = error_code(res)
     status = res.response.status if res.response else None
     kept: str | None = None

@@ -67,6 +67,12 @@ KINDS: dict[str, ErrorKind] = {
         "failed",
         "the hook passed its memory or CPU-time limit and was stopped",
     ),
+    "DECLINED": ErrorKind(
+        "declined",
+        False,
+        "failed",
+        "the page asked not to be archived (X-No-Archive header or meta): nothing kept",
+    ),
     "REFUSED": ErrorKind(
         "refused", False, "failed", "target not allowed (scheme, private or local address)"
     ),
