@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import feedparser
 import httpx
@@ -18,6 +18,9 @@ from services.poller.metrics import ITEMS_DROPPED, feed_label
 from shared.errors import ArchiverError
 
 log = logging.getLogger(__name__)
+
+USABLE_HOST = re.compile(r"^[\w.-]+$")
+"""A host name a link can have (letters of any script, digits, dots, hyphens)."""
 
 DISCOURSE_GUID = re.compile(r"^(?P<prefix>.+)-post-(?P<id>\d+)$")
 
@@ -132,10 +135,16 @@ def usable_link(entry: Any, feed_url: str) -> str | None:
         return None
     if entry.get("guidislink") and not entry.get("links") and "://" not in raw:
         return None  # feedparser copied a non-URL guid into link
-    link = urljoin(feed_url, raw)
-    parts = urlsplit(link)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(urljoin(feed_url, raw))
+        hostname = parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket
         return None
+    if parts.scheme not in ("http", "https") or not hostname:
+        return None
+    if not (USABLE_HOST.match(hostname) or hostname.count(":") >= 2):
+        return None
+    link = urlunsplit(parts)  # scheme in lower case
     if link.split("#", 1)[0] == feed_url.split("#", 1)[0]:
         return None
     return link

@@ -194,3 +194,14 @@ def test_empty_or_non_feed_bodies_are_errors(body: bytes, reason: str) -> None:
 def test_a_feed_with_no_items_is_not_an_error() -> None:
     body = b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title></channel></rss>'
     assert parse(body, "http://f/posts.rss") == []
+
+
+def test_links_found_by_the_fuzzer_are_normalised_or_dropped() -> None:
+    body = (
+        b'<rss version="2.0"><channel><item><guid>a</guid><link>httpS://forum.test/t/a/1</link>'
+        b"</item><item><guid>b</guid><link>http://foru>m.test/t/b/2</link></item>"
+        b"<item><guid>c</guid><link>http://[::1/t</link></item></channel></rss>"
+    )
+    assert [i.post_url for i in parse(body, "http://forum.test/posts.rss")] == [
+        "https://forum.test/t/a/1"
+    ]
