@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 from fastapi.staticfiles import StaticFiles
 
 from services.web import admin, errors
@@ -37,6 +39,24 @@ def s3_origin(settings: WebSettings) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def openapi_schema(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI schema as this app answers: invalid input is a 400 with a message (the
+    handler in errors.py), not FastAPI's default 422."""
+    if app.openapi_schema is None:
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        for methods in schema.get("paths", {}).values():
+            for op in methods.values():
+                responses = op.get("responses", {})
+                if responses.pop("422", None) is not None:
+                    responses.setdefault(
+                        "400", {"description": 'Invalid input: {"error": "<what is wrong>"}'}
+                    )
+        app.openapi_schema = schema
+    return app.openapi_schema
+
+
 def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
     """The app for these settings. Without a given state, the app opens its own
     connections (S3 now, NATS in the background) for as long as it runs."""
@@ -59,6 +79,7 @@ def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
         default_response_class=errors.SafeJSONResponse,
     )
     app.state.web = web
+    app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
     app.include_router(pages.router)
     app.include_router(actions.router)
     app.include_router(files.router)
