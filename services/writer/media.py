@@ -13,6 +13,9 @@ Writes ``media_items``, ``link_media`` and ``domain_backoff``; jobs only through
   record whose key another job already downloaded points the link at that first download too.
 - The title, uploader, description and transcript of every video a link shows go into the
   ``media_text`` column of the link's full-text row, so a search finds the link by them.
+- A media job never changes its link's status, except that a link which *is* a media file
+  (``.mp4``, ``.m3u8``, ...) counts as archived once its file is downloaded (its page
+  capture can only end "not a web page").
 - A rate-limit answer (``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs off the whole
   registrable domain: the scheduler dispatches none of its jobs before ``until``.
 """
@@ -211,6 +214,20 @@ def settle_job(
         " updated_at = ? WHERE job_id = ? AND status = 'pending'",
         (status, error[0] if error else None, snapshot_id, now, job_id),
     )
+    if status == "downloaded":
+        _archive_media_file_links(conn, job_id, now)
+
+
+def _archive_media_file_links(conn: sqlite3.Connection, job_id: int, now: str) -> None:
+    """A link that *is* a media file (``url:`` key) is archived by its download: its page
+    capture can only say "not a web page"."""
+    rows = conn.execute(
+        "SELECT DISTINCT lm.link_id FROM media_items m JOIN link_media lm ON lm.media_id = m.id"
+        " JOIN links l ON l.id = lm.link_id WHERE m.job_id = ? AND m.platform = 'url'",
+        (job_id,),
+    ).fetchall()
+    for (link_id,) in rows:
+        linkstore.archived(conn, int(link_id), now)
 
 
 def refresh_text(conn: sqlite3.Connection, link_id: int) -> None:

@@ -231,3 +231,30 @@ def test_media_jobs_can_be_turned_off(h: Harness) -> None:
     h.policy = Policy(media_jobs=False)
     h.apply(post("g1", occ("https://vimeo.com/76979871")))
     assert [k for _, _, k, _, _ in jobs(h)] == ["capture"]
+
+
+def test_a_link_that_is_a_media_file_is_archived_by_its_download(h: Harness) -> None:
+    h.apply(
+        post("g1", occ("https://cdn.example/v/clip.mp4"), occ("https://cdn.example/v/clip.mp4?t=4"))
+    )
+    h.dispatch()
+    capture, media_job = h.job(1), h.job(2)
+    not_html = ArchiveResultRecord(
+        status="failed", plugin="fetch", hook=FETCH_HOOK, error_code="E_FETCH_NOT_HTML"
+    )
+    h.apply(event(capture, 0, not_html), done(capture, records=1))
+    assert h.one("SELECT status FROM links WHERE id = 1") == "failed"
+    video = ArtifactRecord(
+        plugin="media", kind="video", path="clip.mp4", s3_key="k/clip.mp4",
+        content_type="video/mp4", bytes=10, sha256="0" * 64,
+    )  # fmt: skip
+    h.apply(
+        event(media_job, 0, video),
+        event(media_job, 1, MediaRecord(platform="generic", video_id="clip")),
+        event(media_job, 2, media_result("succeeded")),
+        done(media_job, records=3),
+    )
+    assert h.tuples("SELECT id, status FROM links ORDER BY id") == [
+        (1, "archived"),
+        (2, "archived"),
+    ]
