@@ -13,7 +13,7 @@ import pytest
 from shared.hooks.reaping import pid_alive
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotRun, SnapshotSpec
-from tests.hooks.support import FIXTURES, LANGS, Recorder, base_env, capture
+from tests.hooks.support import FIXTURES, LANGS, Recorder, base_env, capture, startup_margin
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -21,11 +21,12 @@ async def test_foreground_timeout_is_hard_failure_and_later_hooks_run(
     tmp_path: Path, lang: tuple[str, bool]
 ) -> None:
     suffix, host = lang
+    timeout = 0.6 + startup_margin(lang)
     began = time.monotonic()
     outcome, rec = await capture(
         tmp_path,
         [f"slow_{suffix}", f"after_{suffix}"],
-        env=base_env(TIMEOUT="0.6"),
+        env=base_env(TIMEOUT=str(timeout)),
         python_host=host,
     )
     slow = outcome.result(f"slow_{suffix}")
@@ -34,7 +35,7 @@ async def test_foreground_timeout_is_hard_failure_and_later_hooks_run(
     assert slow.result.exit_code == -15  # SIGTERM was enough
     assert rec.tags(f"slow_{suffix}") == ["slow-started"]  # streamed before the kill
     assert outcome.result(f"after_{suffix}").result.status == "succeeded"
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < 5 + timeout
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -42,18 +43,19 @@ async def test_hook_ignoring_sigterm_gets_sigkill_after_grace(
     tmp_path: Path, lang: tuple[str, bool]
 ) -> None:
     suffix, host = lang
+    timeout = 0.5 + startup_margin(lang)
     began = time.monotonic()
     outcome, _ = await capture(
         tmp_path,
         [f"stubborn_{suffix}"],
-        env=base_env(TIMEOUT="0.5"),
+        env=base_env(TIMEOUT=str(timeout)),
         python_host=host,
         kill_grace=0.7,
     )
     took = time.monotonic() - began
     result = outcome.result(f"stubborn_{suffix}").result
     assert result.exit_code == -9 and result.error_code == f"E_STUBBORN_{suffix.upper()}_TIMEOUT"
-    assert 1.2 <= took < 5
+    assert timeout + 0.7 <= took < 5 + timeout
 
 
 async def test_records_printed_on_sigterm_are_kept_but_timeout_stays_hard(tmp_path: Path) -> None:
