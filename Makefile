@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops chaos
+.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops chaos hostile-full
 
 bootstrap: $(STAMP) system-deps
 
@@ -48,6 +48,10 @@ chaos: bootstrap
 		$(VENV)/bin/pytest -q -s --timeout 1800 tests/chaos tests/hostile
 	$(PY) -m tests.chaos.report $(CHAOS_FIGURES)
 	$(MAKE) chaos-stops
+
+# The hostile-page tests at full size (a million-node DOM; `make test` uses 100 000).
+hostile-full: bootstrap
+	DLA_HOSTILE_FULL=1 $(VENV)/bin/pytest -q tests/archiver/test_hostile.py
 
 bench: bootstrap
 	$(PY) bench/run_all.py

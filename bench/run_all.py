@@ -15,6 +15,7 @@ BENCHES = [
     "bench_hostile",
     "bench_web",
     "bench_media",
+    "bench_capture",
 ]
 
 

@@ -71,13 +71,15 @@ PLUGIN_MAY_IMPORT = (
     "shared.fetching",
     "shared.links.urlparts",
     "shared.content",
+    "shared.pageclient",
 )
 """The shared modules a plugin's hooks may import: the hook record contract, the error-code
 table (retry policy), the capture target policy, the error types, the safe fetching of a
 target (checked-address connects, caps, WARC), URL parsing (credential stripping), and
 shared.content (the pure extraction, sanitization, canonical-text and metadata functions the
 metadata, readable and reddit hooks call, kept there so they are typed strictly, unit-tested
-and preloaded in the hook host). Hooks run as separate processes under the runner, so the
+and preloaded in the hook host), and shared.pageclient (the page protocol client of browser
+hooks). Hooks run as separate processes under the runner, so the
 rest of ``shared`` (bus, S3, settings, the runner itself) is not theirs to use; a plugin
 that needs more widens this list on purpose, in review."""
 

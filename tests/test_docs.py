@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic_settings import BaseSettings
 
+from services.archiver.settings import ArchiverSettings
 from services.poller.settings import PollerSettings
 from services.supervisor.cli.stack import CliSettings
 from services.web.admin import AdminSettings
@@ -19,7 +20,7 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 @pytest.mark.parametrize(
     "settings",
-    [PollerSettings, WriterSettings, WorkerSettings, WebSettings, CliSettings, AdminSettings],
+    [PollerSettings, WriterSettings, WorkerSettings, ArchiverSettings, WebSettings, CliSettings, AdminSettings],
     ids=lambda s: s.__name__,
 )
 def test_every_setting_is_in_the_readme(settings: type[BaseSettings]) -> None:

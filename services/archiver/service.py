@@ -1,12 +1,73 @@
-"""The archiver service: runs every capture plugin except the media ones, on `job.capture`."""
+"""The archiver service: runs every capture plugin except the media ones, on `job.capture`,
+with a warm browser whose snapshot pages hooks reach over a local socket."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import cast
+
+from services.archiver.browser import BrowserBroker, BrowserLimits
+from services.archiver.egress import EgressPolicy
+from services.archiver.pageserver import page_socket
+from services.archiver.pagesession import PageOptions
+from services.archiver.settings import ArchiverSettings
 from shared.capture.service import worker_body
 from shared.capture.settings import WorkerSettings
-from shared.lifecycle import Service
+from shared.capture.worker import SnapshotSession
+from shared.lifecycle import Service, ServiceContext
 
-SERVICE = Service("archiver", WorkerSettings, worker_body(media=False))
+
+def browser_limits(s: ArchiverSettings) -> BrowserLimits:
+    """The broker's restart limits from the settings."""
+    return BrowserLimits(
+        executable=s.browser_executable,
+        max_pss_bytes=s.browser_max_pss_mb * 1024 * 1024,
+        max_age_s=s.browser_max_age_seconds,
+        max_captures=s.browser_max_captures,
+        probe_interval_s=s.browser_probe_interval_seconds,
+        probe_timeout_s=s.browser_probe_timeout_seconds,
+    )
+
+
+def page_options(s: ArchiverSettings) -> PageOptions:
+    """How each snapshot's browser context is set up."""
+    return PageOptions(
+        user_agent=s.user_agent,
+        viewport_width=s.browser_viewport_width,
+        viewport_height=s.browser_viewport_height,
+        max_response_bytes=s.browser_max_response_mb * 1024 * 1024,
+        idle_timeout_s=s.browser_idle_timeout_seconds,
+        policy=EgressPolicy(allow_private=s.allow_private_targets),
+    )
+
+
+def snapshot_pages(broker: BrowserBroker, s: ArchiverSettings) -> SnapshotSession:
+    """Serves each snapshot's page on a socket in its folder while its hooks run."""
+    options = page_options(s)
+
+    @asynccontextmanager
+    async def session(out_dir: Path) -> AsyncIterator[Mapping[str, str]]:
+        async with page_socket(broker, out_dir, options, s.browser_max_op_seconds) as env:
+            yield env
+
+    return session
+
+
+async def body(ctx: ServiceContext[ArchiverSettings]) -> None:
+    """The capture worker loop, with the browser broker around it."""
+    s = ctx.settings
+    worker_ctx = cast(ServiceContext[WorkerSettings], ctx)  # the worker reads only its part
+    if not s.browser_enabled:
+        await worker_body(media=False)(worker_ctx)
+        return
+    async with BrowserBroker(browser_limits(s)) as broker:
+        await broker.warm()
+        await worker_body(media=False, snapshot_session=snapshot_pages(broker, s))(worker_ctx)
+
+
+SERVICE = Service("archiver", ArchiverSettings, body)
 
 
 def run() -> None:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Awaitable, Callable
 
 from shared.capture.settings import WorkerSettings
-from shared.capture.worker import WorkerConfig, run_worker
+from shared.capture.worker import SnapshotSession, WorkerConfig, run_worker
 from shared.health import s3_check
 from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
@@ -15,8 +15,11 @@ from shared.settings import public_env
 from shared.subjects import ARCHIVER_JOBS, MEDIA_JOBS
 
 
-def worker_body(*, media: bool) -> Callable[[ServiceContext[WorkerSettings]], Awaitable[None]]:
-    """The service body of the media worker (media=True) or the archiver (media=False)."""
+def worker_body(
+    *, media: bool, snapshot_session: SnapshotSession | None = None
+) -> Callable[[ServiceContext[WorkerSettings]], Awaitable[None]]:
+    """The service body of the media worker (media=True) or the archiver (media=False);
+    snapshot_session opens per-snapshot resources for the hooks (the archiver's page)."""
 
     async def body(ctx: ServiceContext[WorkerSettings]) -> None:
         s = ctx.settings
@@ -34,6 +37,7 @@ def worker_body(*, media: bool) -> Callable[[ServiceContext[WorkerSettings]], Aw
             hook_env=public_env(dict(os.environ)),
             nak_delay_s=s.job_retry_delay_seconds,
             limits=HookLimits(s.hook_memory_limit_mb * 1024 * 1024, s.hook_cpu_limit_seconds),
+            snapshot_session=snapshot_session,
         )
         async with ObjectStore(s) as store:
             await run_worker(cfg, ctx.js, store, ctx.stop)

@@ -15,7 +15,8 @@ import logging
 import os
 import shutil
 import socket
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +50,10 @@ from shared.subjects import CAPTURE_BINARIES, CAPTURE_DONE, CAPTURE_RESULT, Cons
 log = logging.getLogger(__name__)
 
 
+SnapshotSession = Callable[[Path], AbstractAsyncContextManager[Mapping[str, str]]]
+"""Opens per-snapshot resources for the hooks; yields extra env for them."""
+
+
 @dataclass
 class WorkerConfig:
     """How one worker process runs."""
@@ -68,6 +73,9 @@ class WorkerConfig:
     binaries: list[BinaryRecord] | None = None
     """What detect_binaries() found at worker start; None = look up per snapshot."""
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    snapshot_session: SnapshotSession | None = None
+    """Per-snapshot resources for the hooks (the archiver's browser page): entered around
+    the hook run with the snapshot folder, yields extra env for every hook."""
 
 
 class JobRun:
@@ -268,19 +276,21 @@ async def run_hooks(
     hooks = select_hooks(cfg, job)
     if not hooks:
         return {}, []
-    spec = SnapshotSpec(
-        snapshot_id=job.snapshot_id,
-        url=job.url,
-        out_dir=out_dir,
-        plugins_dirs=cfg.plugins_dirs,
-        env=cfg.hook_env,
-        hooks=hooks,
-        attempt=job.attempt,
-        max_attempts=job.max_attempts,
-        binaries=cfg.binaries,
-        limits=cfg.limits,
-    )
-    outcome = await run_snapshot(spec, jr)
+    session = cfg.snapshot_session(out_dir) if cfg.snapshot_session else nullcontext({})
+    async with session as extra_env:
+        spec = SnapshotSpec(
+            snapshot_id=job.snapshot_id,
+            url=job.url,
+            out_dir=out_dir,
+            plugins_dirs=cfg.plugins_dirs,
+            env={**cfg.hook_env, **extra_env},
+            hooks=hooks,
+            attempt=job.attempt,
+            max_attempts=job.max_attempts,
+            binaries=cfg.binaries,
+            limits=cfg.limits,
+        )
+        outcome = await run_snapshot(spec, jr)
     results = {h.hook.key: h.result for h in outcome.hooks}
     return results, sorted(h.hook.key for h in outcome.to_retry)
 

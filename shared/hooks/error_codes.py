@@ -117,6 +117,28 @@ KINDS: dict[str, ErrorKind] = {
     "MISSING": ErrorKind(
         "binary_missing", False, "failed", "a binary the plugin needs is not installed"
     ),
+    "UNRESPONSIVE": ErrorKind(
+        "page_unresponsive",
+        False,
+        "failed",
+        "the page's renderer is stuck in a script or crashed (browser hooks)",
+    ),
+    "SCRIPT": ErrorKind("page_script_error", False, "failed", "code run in the page threw"),
+    "DOWNLOAD": ErrorKind(
+        "download", False, "failed", "the URL is a file download, not a page (refused)"
+    ),
+    "BROWSER": ErrorKind(
+        "browser_error", True, "failed", "the archiver's browser failed (crashed, restarting)"
+    ),
+    "NO_BROWSER": ErrorKind(
+        "no_browser", False, "failed", "skipped: not run by an archiver with a browser"
+    ),
+    "NOT_LOADED": ErrorKind(
+        "not_loaded", True, "failed", "skipped: the navigation left no document to capture"
+    ),
+    "HTTP_ERROR": ErrorKind(
+        "http_error", False, "failed", "skipped: the page is an HTTP error page (4xx/5xx)"
+    ),
     "DEPENDENCY": ErrorKind(
         "dependency_failed",
         True,

@@ -37,6 +37,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "urllib.parse",
     "hashlib",
     "shared.hooks.records",
+    "shared.pageclient",
     "httpx",
     "shared.content.extract",
     "shared.content.metadata",

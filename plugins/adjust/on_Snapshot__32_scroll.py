@@ -1,0 +1,29 @@
+"""Hook: scroll the loaded page to the bottom, a viewport at a time, so lazy images and
+infinite lists load, then back to the top (step 3). Bounded by ADJUST_SCROLL_MAX_SECONDS
+and ADJUST_SCROLL_MAX_STEPS."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from shared import pageclient as pc
+
+SCROLL_JS = (Path(__file__).parent / "scroll.js").read_text()
+
+
+def capture(page: pc.PageClient, url: str, timeout: float) -> str:
+    max_s = float(os.environ.get("ADJUST_SCROLL_MAX_SECONDS", "4"))
+    max_steps = int(os.environ.get("ADJUST_SCROLL_MAX_STEPS", "40"))
+    step_ms = int(os.environ.get("ADJUST_SCROLL_STEP_MS", "40"))
+    budget_ms = int(min(max_s, max(0.0, timeout - 1)) * 1000)
+    if budget_ms <= 0 or max_steps <= 0:
+        return "scrolling off"
+    done = page.evaluate(SCROLL_JS, [budget_ms, max_steps, step_ms], timeout=timeout)
+    end = "reached the bottom" if done["bottom"] else "stopped early"
+    return f"{done['steps']} steps, {done['height']} px, {end} in {done['ms']} ms"
+
+
+if __name__ == "__main__":
+    sys.exit(pc.run_page_capture("adjust", capture))

@@ -1,0 +1,84 @@
+"""Hook: load the link in the snapshot's browser page (step 2, before every DOM capture).
+
+Writes `navigate.json`: the URL asked for, final URL, HTTP status, response headers,
+redirect chain, whether a document loaded, what the target policy refused, and the page's
+response log and events so far. Prints a Snapshot record with the final URL.
+
+    2xx/3xx                            succeeded
+    4xx                                failed, soft  E_NAVIGATE_HTTP_<status>
+    5xx                                failed, hard  E_NAVIGATE_HTTP_5XX (retried)
+    refused target, download, too many redirects, body over the cap
+                                       failed, soft  E_NAVIGATE_REFUSED / _DOWNLOAD / _REDIRECTS
+                                                     / _TOO_LARGE
+    timeout, network error, browser    failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
+    no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from shared import pageclient as pc
+from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
+
+
+def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | None, bool]:
+    """(status, error_code, hard) of a navigation record."""
+    error = nav.get("error") or {}
+    code, message, status = error.get("code"), error.get("message", ""), nav.get("status")
+    if code == pc.E_REFUSED:
+        return "failed", "E_NAVIGATE_REFUSED", False
+    if code == pc.E_DOWNLOAD:
+        return "failed", "E_NAVIGATE_DOWNLOAD", False
+    if code == pc.E_NAVIGATION and "ERR_TOO_MANY_REDIRECTS" in message:
+        return "failed", "E_NAVIGATE_REDIRECTS", False
+    if nav.get("truncated"):
+        return "failed", "E_NAVIGATE_TOO_LARGE", False
+    if code == pc.E_TIMEOUT:
+        return "failed", "E_NAVIGATE_TIMEOUT", True
+    if code is not None:
+        return "failed", "E_NAVIGATE_FAILED", True
+    if status is not None and status >= 500:
+        return "failed", "E_NAVIGATE_HTTP_5XX", True
+    if status is not None and status >= 400:
+        return "failed", f"E_NAVIGATE_HTTP_{status}", False
+    return "succeeded", None, False
+
+
+def main() -> int:
+    url, timeout = pc.hook_args()
+    wait_until = os.environ.get("NAVIGATE_WAIT_UNTIL", "load")
+    settle_ms = int(os.environ.get("NAVIGATE_SETTLE_MS", "0"))
+    try:
+        with pc.PageClient() as page:
+            nav = page.navigate(url, timeout=timeout, wait_until=wait_until)
+            if settle_ms and nav.get("document") and not nav.get("error"):
+                page.wait(timeout=timeout, ms=settle_ms)
+            log = page.responses()
+    except pc.PageError as exc:
+        print(f"navigate: {exc}", file=sys.stderr)
+        if exc.code == pc.E_NO_BROWSER:
+            emit(ArchiveResultRecord(status="skipped", output_str=exc.message,
+                                     error_code="E_NAVIGATE_NO_BROWSER"))  # fmt: skip
+            return 0
+        code = "E_NAVIGATE_TIMEOUT" if exc.code == pc.E_TIMEOUT else "E_NAVIGATE_BROWSER"
+        emit(ArchiveResultRecord(status="failed", output_str=exc.message[:500], error_code=code))
+        return 1
+    Path("navigate.json").write_text(json.dumps({**nav, **log}, indent=1))
+    if nav.get("final_url"):
+        emit(SnapshotRecord(final_url=nav["final_url"]))
+    status, error_code, hard = outcome(nav)
+    error = nav.get("error") or {}
+    summary = f"HTTP {nav.get('status')} {nav.get('final_url')}"
+    if error:
+        summary = f"{error.get('code')}: {error.get('message')}"[:500]
+    emit(ArchiveResultRecord(status=status, output_str=summary, error_code=error_code))
+    return 1 if hard else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The screenshot hook on a real archiver browser page: a real PNG, height capped."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from testkit.browser import BrowserHarness, run_hooks
+from testkit.httpserver import FixtureServer, Reply
+
+pytestmark = pytest.mark.integration
+TALL = (
+    b"<html><body style='margin:0'><div style='height:3000px;background:#c00'>x</div></body></html>"
+)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+async def test_full_page_png_capped_at_max_height(browser: BrowserHarness, tmp_path: Path) -> None:
+    with FixtureServer() as site:
+        site.routes["/tall"] = Reply(TALL)
+        seen = await run_hooks(
+            browser, f"{site.base}/tall", tmp_path, ["navigate", "screenshot"],
+            SCREENSHOT_MAX_HEIGHT="2000",
+        )  # fmt: skip
+    result = seen.final["screenshot"]
+    assert result.status == "succeeded", result
+    assert result.output_str == "screenshot.png 1280x2000 (cut from 3000 px)"
+    assert png_size(tmp_path / "screenshot" / "screenshot.png") == (1280, 2000)
+
+
+async def test_whole_page_when_uncapped(browser: BrowserHarness, tmp_path: Path) -> None:
+    with FixtureServer() as site:
+        site.routes["/tall"] = Reply(TALL)
+        seen = await run_hooks(
+            browser, f"{site.base}/tall", tmp_path, ["screenshot"], SCREENSHOT_MAX_HEIGHT="0"
+        )  # navigate disabled: the screenshot hook loads the page itself (a retry)
+    assert seen.final["screenshot"].status == "succeeded"
+    assert png_size(tmp_path / "screenshot" / "screenshot.png") == (1280, 3000)
+
+
+async def test_skipped_when_navigation_left_no_document(
+    browser: BrowserHarness, tmp_path: Path
+) -> None:
+    seen = await run_hooks(browser, "http://127.0.0.1:9/", tmp_path, ["navigate", "screenshot"])
+    assert seen.final["navigate"].error_code == "E_NAVIGATE_FAILED"
+    result = seen.final["screenshot"]
+    assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_NOT_LOADED")
+    assert not (tmp_path / "screenshot" / "screenshot.png").exists()
+
+
+async def test_an_http_error_page_is_not_captured(browser: BrowserHarness, tmp_path: Path) -> None:
+    with FixtureServer() as site:
+        site.routes["/gone"] = Reply(b"<h1>Not here</h1>", 404)
+        seen = await run_hooks(browser, f"{site.base}/gone", tmp_path, ["navigate", "screenshot"])
+    assert seen.final["navigate"].error_code == "E_NAVIGATE_HTTP_404"
+    result = seen.final["screenshot"]
+    assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_HTTP_ERROR")

@@ -1,0 +1,288 @@
+"""The browser broker: one warm Chromium per archiver, a fresh context per snapshot.
+
+It launches Debian's Chromium through Playwright (async API) on first use and keeps it.
+Each snapshot gets its own browser context (own cookies, storage, cache, egress proxy),
+closed when the snapshot ends. The browser is restarted when it
+
+- crashed (Playwright reports it disconnected),
+- hangs (the health probe, `SystemInfo.getProcessInfo` over CDP, gets no answer in time),
+- passed a memory limit (PSS of the browser's process tree, checked every few captures),
+- passed its age or capture-count limit.
+
+A restart for memory, age or count waits until the snapshots using the browser have ended
+(new snapshots wait meanwhile); a crash or a hang kills it at once (their snapshots fail,
+hard, and are retried). Restarts are counted in `dla_archiver_browser_restarts_total{reason}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
+from prometheus_client import Counter, Gauge
+
+from services.archiver import proctree
+
+log = logging.getLogger(__name__)
+
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+)
+"""PLATFORM.md's flags, plus: /dev/shm is small in containers; no translate/cast/hints."""
+
+RESTART_REASONS = ("crash", "hang", "memory", "age", "captures", "context-close")
+RESTARTS = Counter("dla_archiver_browser_restarts_total", "Browser restarts by reason", ["reason"])
+for _reason in RESTART_REASONS:
+    RESTARTS.labels(_reason)
+LAUNCHES = Counter("dla_archiver_browser_launches_total", "Browser launches (first included)")
+CONTEXTS = Gauge("dla_archiver_browser_contexts", "Browser contexts (snapshots) open now")
+PSS = Gauge("dla_archiver_browser_pss_bytes", "PSS of the browser's process tree at the last check")
+
+
+class BrowserUnavailable(Exception):
+    """The browser could not be launched or died."""
+
+
+@dataclass
+class BrowserLimits:
+    """When to restart the browser, and how long its steps may take."""
+
+    executable: str = "/usr/bin/chromium"
+    max_pss_bytes: int = 1500 * 1024 * 1024
+    max_age_s: float = 3600.0
+    max_captures: int = 1000
+    pss_check_every: int = 10
+    probe_interval_s: float = 30.0
+    probe_timeout_s: float = 10.0
+    launch_timeout_s: float = 30.0
+    close_timeout_s: float = 10.0
+
+
+class BrowserBroker:
+    """Owns Playwright and the browser; lends contexts to snapshots."""
+
+    def __init__(self, limits: BrowserLimits) -> None:
+        self.limits = limits
+        self._pw: Playwright | None = None
+        self._browser: Browser | None = None
+        self._pid: int | None = None
+        self._launched_at = 0.0
+        self._captures = 0
+        self._active = 0
+        self._retire: str | None = None
+        self._cond = asyncio.Condition()
+        self._probe: asyncio.Task[None] | None = None
+        self._closed = False
+        self.restarts = 0
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the browser's main process (None when not running)."""
+        return self._pid if self._browser is not None else None
+
+    async def __aenter__(self) -> BrowserBroker:
+        self._probe = asyncio.create_task(self._probe_loop(), name="browser-probe")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def warm(self) -> None:
+        """Launch the browser now rather than for the first snapshot."""
+        async with self._cond:
+            if self._browser is None:
+                await self._launch()
+
+    async def close(self) -> None:
+        """Stop the probe, the browser and Playwright."""
+        self._closed = True
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probe
+        await self._stop_browser()
+        if self._pw is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._pw.stop(), self.limits.close_timeout_s)
+            self._pw = None
+
+    @contextlib.asynccontextmanager
+    async def context(self, **options: Any) -> AsyncIterator[BrowserContext]:
+        """A fresh browser context for one snapshot (closed on exit)."""
+        browser = await self._acquire()
+        ctx: BrowserContext | None = None
+        try:
+            ctx = await asyncio.wait_for(
+                browser.new_context(**options), self.limits.launch_timeout_s
+            )
+            yield ctx
+        finally:
+            if ctx is not None:
+                try:
+                    await asyncio.wait_for(ctx.close(), self.limits.close_timeout_s)
+                except Exception as exc:  # a context that cannot close: the browser is sick
+                    if browser.is_connected():
+                        log.warning("browser context did not close (%s): restarting", exc)
+                        await self._kill("context-close")
+            await self._release()
+
+    async def _acquire(self) -> Browser:
+        async with self._cond:
+            while True:
+                if self._closed:
+                    raise BrowserUnavailable("the broker is closed")
+                if self._browser is not None and not self._browser.is_connected():
+                    await self._drop("crash")
+                if self._browser is not None and self._retire is None:
+                    self._check_age_and_count()
+                if self._retire is not None and self._active == 0:
+                    reason = self._retire
+                    await self._stop_browser()
+                    self._count_restart(reason)
+                if self._retire is None or self._browser is None:
+                    break
+                await self._cond.wait()
+            if self._browser is None:
+                await self._launch()
+            assert self._browser is not None
+            self._active += 1
+            self._captures += 1
+            CONTEXTS.set(self._active)
+            return self._browser
+
+    async def _release(self) -> None:
+        async with self._cond:
+            self._active -= 1
+            CONTEXTS.set(self._active)
+            check = self._captures % max(1, self.limits.pss_check_every) == 0
+            self._cond.notify_all()
+        if check:
+            await self.check_memory()
+
+    def _check_age_and_count(self) -> None:
+        if self._captures >= self.limits.max_captures:
+            self._retire = "captures"
+        elif time.monotonic() - self._launched_at >= self.limits.max_age_s:
+            self._retire = "age"
+
+    def _count_restart(self, reason: str) -> None:
+        self.restarts += 1
+        RESTARTS.labels(reason).inc()
+        log.info("browser restart (%s)", reason)
+
+    async def check_memory(self) -> int:
+        """Measure the browser tree's PSS; past the limit, retire the browser. Returns bytes."""
+        pid = self.pid
+        if pid is None:
+            return 0
+        pss = await asyncio.to_thread(proctree.tree_pss_bytes, pid)
+        PSS.set(pss)
+        if pss > self.limits.max_pss_bytes and self._retire is None:
+            log.info("browser PSS %d MB over the limit: retiring it", pss >> 20)
+            self._retire = "memory"
+        return pss
+
+    async def _launch(self) -> None:
+        if self._pw is None:
+            self._pw = await async_playwright().start()
+        try:
+            browser = await asyncio.wait_for(
+                self._pw.chromium.launch(
+                    executable_path=self.limits.executable,
+                    args=list(CHROMIUM_ARGS),
+                    handle_sigint=False,
+                    handle_sigterm=False,
+                    handle_sighup=False,
+                ),
+                self.limits.launch_timeout_s,
+            )
+        except Exception as exc:
+            raise BrowserUnavailable(f"cannot launch {self.limits.executable}: {exc}") from exc
+        self._browser = browser
+        self._pid = await self._browser_pid(browser)
+        self._launched_at = time.monotonic()
+        self._captures = 0
+        self._retire = None
+        LAUNCHES.inc()
+        log.info("browser %s launched, pid %s", browser.version, self._pid)
+
+    @staticmethod
+    async def _browser_pid(browser: Browser) -> int | None:
+        cdp = await browser.new_browser_cdp_session()
+        try:
+            info = await cdp.send("SystemInfo.getProcessInfo")
+        finally:
+            with contextlib.suppress(Exception):
+                await cdp.detach()
+        for proc in info.get("processInfo", []):
+            if proc.get("type") == "browser":
+                return int(proc["id"])
+        return None
+
+    async def _stop_browser(self) -> None:
+        browser, pid = self._browser, self._pid
+        self._browser, self._pid = None, None
+        if browser is None:
+            return
+        try:
+            await asyncio.wait_for(browser.close(), self.limits.close_timeout_s)
+        except Exception as exc:
+            log.warning("browser did not close (%s): killing it", exc)
+        if pid is not None:
+            await asyncio.to_thread(proctree.kill_tree, pid)
+
+    async def _drop(self, reason: str) -> None:
+        """The browser died or was killed: forget it (the next acquire relaunches)."""
+        await self._stop_browser()
+        self._retire = None
+        self._count_restart(reason)
+
+    async def _kill(self, reason: str) -> None:
+        """Kill a sick browser now; snapshots using it fail."""
+        pid = self._pid
+        if pid is not None:
+            await asyncio.to_thread(proctree.kill_tree, pid)
+        async with self._cond:
+            if self._browser is not None:
+                await self._drop(reason)
+            self._cond.notify_all()
+
+    async def probe(self) -> bool:
+        """Health probe: the browser answers a CDP call in time (True when not running)."""
+        browser = self._browser
+        if browser is None:
+            return True
+        if not browser.is_connected():
+            return False
+        try:
+            await asyncio.wait_for(self._browser_pid(browser), self.limits.probe_timeout_s)
+        except Exception as exc:
+            log.warning("browser probe failed: %s", exc)
+            return False
+        return True
+
+    async def _probe_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.limits.probe_interval_s)
+            if self._browser is None:
+                continue
+            if not await self.probe():
+                await self._kill(
+                    "hang" if self._browser and self._browser.is_connected() else "crash"
+                )
+                continue
+            await self.check_memory()

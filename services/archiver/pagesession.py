@@ -1,0 +1,392 @@
+"""One snapshot's page: its browser context, egress proxy, logs, and the protocol operations.
+
+The context is created on the first operation that needs a page, so snapshots whose hooks
+never ask for the browser cost nothing. Everything the page does that an archive must not
+do is stopped here and recorded in the event log: popups and new tabs are closed, dialogs
+are dismissed (`beforeunload` is accepted so navigation proceeds), downloads are refused
+(`accept_downloads=False`), service workers are blocked (so every request goes through the
+context's egress proxy, see egress.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from playwright.async_api import (
+    BrowserContext,
+    Dialog,
+    Download,
+    FloatRect,
+    Page,
+    Request,
+    Response,
+)
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from services.archiver.browser import BrowserBroker
+from services.archiver.egress import EgressPolicy, EgressProxy
+from shared import pageclient as proto
+
+log = logging.getLogger(__name__)
+
+LOAD_STATES = ("load", "domcontentloaded", "networkidle", "commit")
+
+
+class OpError(Exception):
+    """An error answer of the protocol."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class PageOptions:
+    """How a snapshot's context is set up."""
+
+    user_agent: str
+    viewport_width: int = 1280
+    viewport_height: int = 800
+    max_response_bytes: int = 50 * 1024 * 1024
+    idle_timeout_s: float = 60.0
+    max_log_entries: int = 2000
+    policy: EgressPolicy | None = None
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class PageSession:
+    """The page of one snapshot. Operations run one at a time (`lock`)."""
+
+    def __init__(self, broker: BrowserBroker, out_dir: Path, options: PageOptions) -> None:
+        self.broker = broker
+        self.out_dir = out_dir.resolve()
+        self.options = options
+        self.lock = asyncio.Lock()
+        self.navigation: dict[str, Any] | None = None
+        self.responses: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.unresponsive = False
+        self.crashed = False
+        self._stack = contextlib.AsyncExitStack()
+        self._page: Page | None = None
+        self._context: BrowserContext | None = None
+        self._proxy: EgressProxy | None = None
+        self._doc_response: Response | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def page(self) -> Page:
+        """The page, creating the context on first use."""
+        if self._page is not None:
+            if self.crashed or self._page.is_closed():
+                raise OpError(proto.E_UNRESPONSIVE, "the page crashed or was closed")
+            return self._page
+        o = self.options
+        self._proxy = EgressProxy(
+            o.policy or EgressPolicy(), o.max_response_bytes, o.idle_timeout_s
+        )
+        self._proxy.log.max_entries = o.max_log_entries
+        proxy_url = await self._proxy.start()
+        self._stack.push_async_callback(self._proxy.close)
+        try:
+            ctx = await self._stack.enter_async_context(
+                self.broker.context(
+                    user_agent=o.user_agent,
+                    viewport={"width": o.viewport_width, "height": o.viewport_height},
+                    accept_downloads=False,
+                    service_workers="block",
+                    proxy={"server": proxy_url},
+                )
+            )
+        except Exception as exc:
+            raise OpError(proto.E_BROWSER, f"no browser context: {exc}") from exc
+        self._context = ctx
+        ctx.on("page", self._on_new_page)
+        page = await ctx.new_page()
+        page.on("dialog", self._on_dialog)
+        page.on("download", self._on_download)
+        page.on("response", self._on_response)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("crash", self._on_crash)
+        self._page = page
+        return page
+
+    async def close(self) -> None:
+        """Close the context and the proxy."""
+        self._page = None
+        await self._stack.aclose()
+
+    # -- event handlers ----------------------------------------------------------------
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        if len(self.events) < self.options.max_log_entries:
+            self.events.append({"type": kind, "at": round(time.time(), 3), **fields})
+
+    async def _on_new_page(self, page: Page) -> None:
+        if page is self._page or self._page is None:
+            return
+        self._event("popup_closed", url=page.url)
+        with contextlib.suppress(PlaywrightError):
+            await page.close()
+
+    async def _on_dialog(self, dialog: Dialog) -> None:
+        self._event("dialog_dismissed", dialog=dialog.type, message=dialog.message[:500])
+        with contextlib.suppress(PlaywrightError):
+            if dialog.type == "beforeunload":
+                await dialog.accept()
+            else:
+                await dialog.dismiss()
+
+    def _on_download(self, download: Download) -> None:
+        self._event("download_refused", url=download.url)
+
+    def _on_crash(self, page: Page) -> None:
+        self.crashed = self.unresponsive = True
+        self._event("page_crashed", url=page.url)
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        if request.is_navigation_request() and response.frame == response.frame.page.main_frame:
+            self._doc_response = response
+        if len(self.responses) < self.options.max_log_entries:
+            self.responses.append(
+                {
+                    "url": response.url,
+                    "status": response.status,
+                    "method": request.method,
+                    "resource_type": request.resource_type,
+                    "content_type": response.headers.get("content-type", ""),
+                }
+            )
+
+    def _on_request_failed(self, request: Request) -> None:
+        if len(self.responses) < self.options.max_log_entries:
+            self.responses.append(
+                {
+                    "url": request.url,
+                    "method": request.method,
+                    "resource_type": request.resource_type,
+                    "failure": request.failure or "failed",
+                }
+            )
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _path(self, req: dict[str, Any]) -> Path:
+        raw = req.get("path")
+        if not isinstance(raw, str) or not raw.startswith("/"):
+            raise OpError(proto.E_BAD_REQUEST, "path must be an absolute path")
+        path = Path(raw).resolve()
+        if not path.is_relative_to(self.out_dir):
+            raise OpError(proto.E_BAD_REQUEST, f"path {raw} is outside the snapshot folder")
+        return path
+
+    async def _live_page(self) -> Page:
+        """The page, for operations that need its renderer (not stuck, document loaded)."""
+        if self.unresponsive:
+            raise OpError(proto.E_UNRESPONSIVE, "the page's renderer is stuck or crashed")
+        return await self.page()
+
+    async def _probe_renderer(self, page: Page) -> None:
+        """After a timeout: is the renderer still answering? If not, mark it stuck."""
+        try:
+            await asyncio.wait_for(page.evaluate("1"), 1.0)
+        except Exception:
+            self.unresponsive = True
+            self._event("page_unresponsive", url=page.url)
+
+    @staticmethod
+    def _ms(req: dict[str, Any]) -> float:
+        return max(100.0, float(req.get("timeout") or 30) * 1000 - 200)
+
+    def _file_result(self, path: Path, **extra: Any) -> dict[str, Any]:
+        return {
+            "path": str(path),
+            "bytes": path.stat().st_size,
+            "sha256": _sha256_file(path),
+            **extra,
+        }
+
+    # -- operations --------------------------------------------------------------------
+
+    async def op_state(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "navigated": self.navigation is not None,
+            "navigation": self.navigation,
+            "url": self._page.url if self._page is not None else None,
+            "unresponsive": self.unresponsive,
+        }
+
+    async def op_navigate(self, req: dict[str, Any]) -> dict[str, Any]:
+        url = req.get("url")
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = (
+            req.get("wait_until") or "load"
+        )
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise OpError(proto.E_BAD_REQUEST, "url must be an http(s) URL")
+        if wait_until not in LOAD_STATES:
+            raise OpError(proto.E_BAD_REQUEST, f"wait_until must be one of {LOAD_STATES}")
+        page = await self.page()
+        started = time.monotonic()
+        self._doc_response = None
+        error: dict[str, str] | None = None
+        response: Response | None = None
+        # recorded first: if even this op is cut short, later hooks do not navigate again
+        cut_short = {"code": proto.E_TIMEOUT, "message": "navigation cut short"}
+        self.navigation = {"url": url, "final_url": None, "status": None, "document": False,
+                           "error": cut_short}  # fmt: skip
+        # leave time within the op's deadline for the renderer probe and the record
+        deadline = float(req.get("deadline") or time.monotonic() + float(req.get("timeout") or 30))
+        goto_ms = max(300.0, (deadline - time.monotonic()) * 1000 - 1300)
+        try:
+            response = await page.goto(url, wait_until=wait_until, timeout=goto_ms)
+        except PlaywrightTimeout as exc:
+            error = {"code": proto.E_TIMEOUT, "message": str(exc).splitlines()[0]}
+            await self._probe_renderer(page)
+        except PlaywrightError as exc:
+            message = str(exc).splitlines()[0]
+            code = proto.E_DOWNLOAD if "Download is starting" in message else proto.E_NAVIGATION
+            error = {"code": code, "message": message}
+        response = response or self._doc_response
+        nav = await self._describe(url, response, error, page)
+        nav["elapsed_s"] = round(time.monotonic() - started, 3)
+        self.navigation = nav
+        return nav
+
+    async def _describe(
+        self, url: str, response: Response | None, error: dict[str, str] | None, page: Page
+    ) -> dict[str, Any]:
+        """The navigation record: status, headers, redirect chain, refusals, error."""
+        assert self._proxy is not None
+        chain: list[dict[str, Any]] = []
+        headers: list[list[str]] = []
+        if response is not None:
+            req: Request | None = response.request.redirected_from
+            while req is not None:
+                hop = await req.response()
+                chain.append(
+                    {
+                        "url": req.url,
+                        "status": hop.status if hop else None,
+                        "location": hop.headers.get("location") if hop else None,
+                    }
+                )
+                req = req.redirected_from
+            chain.reverse()
+            with contextlib.suppress(PlaywrightError):
+                headers = [[h["name"], h["value"]] for h in await response.headers_array()]
+        final_url = response.url if response is not None else page.url
+        refused = self._proxy.log.refused_url(final_url) or self._proxy.log.refused_url(url)
+        if response is not None and response.headers.get("x-archiver-refused"):
+            refused = refused or {"reason": "refused"}
+        if refused is not None and (response is None or response.headers.get("x-archiver-refused")):
+            error = {"code": proto.E_REFUSED, "message": f"{final_url}: {refused.get('reason')}"}
+        truncated = [t for t in self._proxy.log.truncated if t.get("url") in (final_url, url)]
+        document = (
+            response is not None
+            and not (error and error["code"] in (proto.E_REFUSED, proto.E_DOWNLOAD))
+            and not page.url.startswith(("chrome-error:", "about:"))
+        )
+        return {
+            "url": url,
+            "final_url": final_url,
+            "status": response.status if response is not None else None,
+            "status_text": response.status_text if response is not None else None,
+            "headers": headers,
+            "redirects": chain,
+            "document": document,
+            "truncated": bool(truncated),
+            "error": error,
+            "refused": self._proxy.log.refused[:50],
+        }
+
+    async def op_wait(self, req: dict[str, Any]) -> dict[str, Any]:
+        page = await self._live_page()
+        until = req.get("until")
+        if until:
+            if until not in LOAD_STATES:
+                raise OpError(proto.E_BAD_REQUEST, f"until must be one of {LOAD_STATES}")
+            try:
+                await page.wait_for_load_state(until, timeout=self._ms(req))
+            except PlaywrightTimeout as exc:
+                raise OpError(proto.E_TIMEOUT, str(exc).splitlines()[0]) from exc
+        ms = float(req.get("ms") or 0)
+        if ms > 0:
+            await asyncio.sleep(min(ms / 1000, float(req.get("timeout") or 30)))
+        return {"url": page.url}
+
+    async def op_evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
+        page = await self._live_page()
+        expression = req.get("expression")
+        if not isinstance(expression, str):
+            raise OpError(proto.E_BAD_REQUEST, "expression must be a string")
+        try:
+            value = await page.evaluate(expression, req.get("arg"))
+        except PlaywrightError as exc:
+            raise OpError(proto.E_SCRIPT, str(exc).splitlines()[0]) from exc
+        return {"value": value}
+
+    async def op_content(self, req: dict[str, Any]) -> dict[str, Any]:
+        path = self._path(req)
+        page = await self._live_page()
+        html = await page.content()
+        await asyncio.to_thread(path.write_text, html, "utf-8")
+        return await asyncio.to_thread(self._file_result, path, url=page.url)
+
+    async def op_screenshot(self, req: dict[str, Any]) -> dict[str, Any]:
+        path = self._path(req)
+        page = await self._live_page()
+        full_page = bool(req.get("full_page", True))
+        max_height = int(req.get("max_height") or 0)
+        width, page_height = await page.evaluate(
+            "() => [window.innerWidth, Math.max(document.documentElement.scrollHeight,"
+            " document.body ? document.body.scrollHeight : 0)]"
+        )
+        clipped = full_page and max_height > 0 and page_height > max_height
+        clip: FloatRect | None = (
+            {"x": 0, "y": 0, "width": width, "height": max_height} if clipped else None
+        )
+        await page.screenshot(
+            path=path, full_page=full_page, clip=clip, type="png", timeout=self._ms(req)
+        )
+        height = max_height if clipped else (page_height if full_page else page.viewport_size)
+        if isinstance(height, dict):
+            height = height["height"]
+        return await asyncio.to_thread(
+            self._file_result,
+            path,
+            width=width,
+            height=height,
+            page_height=page_height,
+            clipped=clipped,
+        )
+
+    async def op_pdf(self, req: dict[str, Any]) -> dict[str, Any]:
+        path = self._path(req)
+        page = await self._live_page()
+        await page.pdf(path=path, print_background=True)
+        return await asyncio.to_thread(self._file_result, path)
+
+    async def op_responses(self, req: dict[str, Any]) -> dict[str, Any]:
+        proxy_log = self._proxy.log if self._proxy is not None else None
+        return {
+            "responses": self.responses,
+            "refused": proxy_log.refused if proxy_log else [],
+            "truncated": proxy_log.truncated if proxy_log else [],
+            "events": self.events,
+        }

@@ -1,0 +1,42 @@
+"""Settings of the archiver: the capture worker's, plus its warm browser."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from shared.capture.settings import WorkerSettings
+
+
+class ArchiverSettings(WorkerSettings):
+    """Settings of one archiver process (capture worker + browser broker)."""
+
+    browser_enabled: bool = Field(
+        True, description="Keep a warm Chromium for browser hooks (off: they are skipped)."
+    )
+    browser_executable: str = Field("/usr/bin/chromium", description="The Chromium binary.")
+    browser_max_pss_mb: int = Field(
+        1500, ge=100, description="Restart the browser when its process tree's PSS passes this."
+    )
+    browser_max_age_seconds: float = Field(
+        3600, gt=0, description="Restart the browser after it has run this long."
+    )
+    browser_max_captures: int = Field(
+        1000, ge=1, description="Restart the browser after this many snapshot contexts."
+    )
+    browser_probe_interval_seconds: float = Field(
+        30, gt=0, description="How often the health probe asks the browser for an answer."
+    )
+    browser_probe_timeout_seconds: float = Field(
+        10, gt=0, description="A browser that does not answer the probe in time is restarted."
+    )
+    browser_viewport_width: int = Field(1280, ge=200, description="Page viewport width (px).")
+    browser_viewport_height: int = Field(800, ge=200, description="Page viewport height (px).")
+    browser_max_response_mb: int = Field(
+        50, ge=1, description="Bytes one browser response may bring before it is cut (MiB)."
+    )
+    browser_idle_timeout_seconds: float = Field(
+        60, gt=0, description="A browser connection silent this long is closed."
+    )
+    browser_max_op_seconds: float = Field(
+        600, gt=0, description="Upper bound on any one page operation a hook asks for."
+    )

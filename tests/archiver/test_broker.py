@@ -1,0 +1,107 @@
+"""The browser broker with a real Chromium: restarts after a crash, a hang, and its memory,
+age and capture-count limits; restarts are counted; no process is left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.archiver import proctree
+from services.archiver.browser import RESTARTS, BrowserBroker, BrowserLimits
+from testkit.browser import chromium_pids
+
+pytestmark = pytest.mark.integration
+
+
+def restarts(reason: str) -> float:
+    return RESTARTS.labels(reason)._value.get()
+
+
+@pytest.fixture
+async def leak_free() -> AsyncIterator[None]:
+    before = chromium_pids()
+    yield
+    for _ in range(50):
+        if sorted(chromium_pids()) == sorted(before):
+            return
+        await asyncio.sleep(0.1)
+    assert sorted(chromium_pids()) == sorted(before), "Chromium processes leaked"
+
+
+async def use(broker: BrowserBroker) -> int | None:
+    """Open and close one snapshot context; returns the browser's pid."""
+    async with broker.context() as ctx:
+        page = await ctx.new_page()
+        assert await page.evaluate("1 + 1") == 2
+    return broker.pid
+
+
+async def test_a_crashed_browser_is_relaunched(leak_free: None) -> None:
+    async with BrowserBroker(BrowserLimits()) as broker:
+        first = await use(broker)
+        assert first is not None and proctree.exe_name(first) == "chromium"
+        before = restarts("crash")
+        os.kill(first, signal.SIGKILL)
+        for _ in range(50):
+            if broker._browser is not None and not broker._browser.is_connected():
+                break
+            await asyncio.sleep(0.1)
+        second = await use(broker)
+        assert second is not None and second != first
+        assert broker.restarts == 1 and restarts("crash") == before + 1
+
+
+async def test_a_hung_browser_is_killed_by_the_probe_and_relaunched(leak_free: None) -> None:
+    limits = BrowserLimits(probe_interval_s=0.3, probe_timeout_s=1.0)
+    async with BrowserBroker(limits) as broker:
+        first = await use(broker)
+        assert first is not None
+        before = restarts("hang")
+        os.kill(first, signal.SIGSTOP)  # alive but silent: the probe gets no answer
+        try:
+            for _ in range(100):
+                if broker.restarts:
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            if proctree.exe_name(first):
+                os.kill(first, signal.SIGCONT)
+        assert broker.restarts == 1 and restarts("hang") == before + 1
+        assert not proctree.exe_name(first), "the hung browser was killed"
+        assert await use(broker) not in (None, first)
+
+
+@pytest.mark.parametrize(
+    ("limits", "reason"),
+    [
+        (BrowserLimits(max_captures=2), "captures"),
+        (BrowserLimits(max_pss_bytes=10 * 1024 * 1024, pss_check_every=1), "memory"),
+        (BrowserLimits(max_age_s=0.5), "age"),
+    ],
+)
+async def test_limits_restart_the_browser_between_snapshots(
+    limits: BrowserLimits, reason: str, leak_free: None
+) -> None:
+    async with BrowserBroker(limits) as broker:
+        before = restarts(reason)
+        first = await use(broker)
+        await use(broker)
+        await asyncio.sleep(0.6)
+        third = await use(broker)
+        assert third != first
+        assert restarts(reason) >= before + 1 and broker.restarts >= 1
+
+
+async def test_a_limit_restart_waits_for_open_snapshots(leak_free: None) -> None:
+    async with BrowserBroker(BrowserLimits(max_captures=1)) as broker:
+        async with broker.context() as ctx:
+            page = await ctx.new_page()
+            waiting = asyncio.create_task(use(broker))  # over the limit: waits for us
+            await asyncio.sleep(0.5)
+            assert not waiting.done()
+            assert await page.evaluate("2 * 21") == 42  # our browser was not pulled away
+        assert await waiting is not None and broker.restarts == 1
