@@ -20,7 +20,15 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 @pytest.mark.parametrize(
     "settings",
-    [PollerSettings, WriterSettings, WorkerSettings, ArchiverSettings, WebSettings, CliSettings, AdminSettings],
+    [
+        PollerSettings,
+        WriterSettings,
+        WorkerSettings,
+        ArchiverSettings,
+        WebSettings,
+        CliSettings,
+        AdminSettings,
+    ],
     ids=lambda s: s.__name__,
 )
 def test_every_setting_is_in_the_readme(settings: type[BaseSettings]) -> None:

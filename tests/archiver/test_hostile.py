@@ -92,8 +92,8 @@ async def test_endless_script(harness: BrowserHarness, site: HostileSite, tmp_pa
     seen = await capture(harness, f"{site.base}/loop", tmp_path, NAVIGATE_TIMEOUT=STUCK)
     assert outcome(seen, "navigate") == ("failed", "E_NAVIGATE_TIMEOUT")
     assert seen.final["navigate"].exit_code == 1  # hard: retried later
-    assert outcome(seen, "screenshot") == ("failed", "E_SCREENSHOT_UNRESPONSIVE")
-    assert outcome(seen, "dom") == ("failed", "E_DOM_UNRESPONSIVE")
+    assert outcome(seen, "screenshot") == ("skipped", "E_SCREENSHOT_DEPENDENCY")
+    assert outcome(seen, "dom") == ("skipped", "E_DOM_DEPENDENCY")
     assert any(e["type"] == "page_unresponsive" for e in navigation(tmp_path)["events"])
 
 
@@ -112,7 +112,7 @@ async def test_endless_redirects(
 ) -> None:
     seen = await capture(harness, f"{site.base}/redirect/0", tmp_path)
     assert outcome(seen, "navigate") == ("failed", "E_NAVIGATE_REDIRECTS")
-    assert outcome(seen, "screenshot") == ("skipped", "E_SCREENSHOT_NOT_LOADED")
+    assert outcome(seen, "screenshot") == ("skipped", "E_SCREENSHOT_DEPENDENCY")
 
 
 async def test_redirect_to_loopback_is_refused_in_production(
@@ -124,7 +124,7 @@ async def test_redirect_to_loopback_is_refused_in_production(
     nav = navigation(tmp_path)
     assert nav["redirects"][0]["status"] == 302 and not nav["document"]
     assert nav["refused"][0]["url"] == f"{internal.base}/secret"
-    assert outcome(seen, "screenshot") == ("skipped", "E_SCREENSHOT_NOT_LOADED")
+    assert outcome(seen, "screenshot") == ("skipped", "E_SCREENSHOT_DEPENDENCY")
     assert internal.requests == [], "the internal server was never reached"
 
 

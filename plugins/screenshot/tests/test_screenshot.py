@@ -52,7 +52,8 @@ async def test_skipped_when_navigation_left_no_document(
     seen = await run_hooks(browser, "http://127.0.0.1:9/", tmp_path, ["navigate", "screenshot"])
     assert seen.final["navigate"].error_code == "E_NAVIGATE_FAILED"
     result = seen.final["screenshot"]
-    assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_NOT_LOADED")
+    # it reads navigate's page ("reads" in config.json): the runner skips it until that succeeds
+    assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_DEPENDENCY")
     assert not (tmp_path / "screenshot" / "screenshot.png").exists()
 
 
@@ -60,6 +61,9 @@ async def test_an_http_error_page_is_not_captured(browser: BrowserHarness, tmp_p
     with FixtureServer() as site:
         site.routes["/gone"] = Reply(b"<h1>Not here</h1>", 404)
         seen = await run_hooks(browser, f"{site.base}/gone", tmp_path, ["navigate", "screenshot"])
+        alone = await run_hooks(browser, f"{site.base}/gone", tmp_path / "alone", ["screenshot"])
     assert seen.final["navigate"].error_code == "E_NAVIGATE_HTTP_404"
-    result = seen.final["screenshot"]
+    assert seen.final["screenshot"].error_code == "E_SCREENSHOT_DEPENDENCY"
+    # run alone (a retry), it loads the page itself and still refuses to capture an error page
+    result = alone.final["screenshot"]
     assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_HTTP_ERROR")
