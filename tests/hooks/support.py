@@ -24,14 +24,6 @@ LANGS = [
 from the pre-warmed host and exec'd."""
 
 
-def startup_margin(lang: tuple[str, bool]) -> float:
-    """Extra seconds a timeout test gives an exec'd Python hook to start: a fresh interpreter
-    importing pydantic takes ~0.2 s on an idle machine and over 1 s on a loaded one, and a
-    hook killed before it is up cannot show the behaviour under test."""
-    suffix, host = lang
-    return 1.5 if suffix == "py" and not host else 0.0
-
-
 @dataclass
 class Recorder:
     """A HookObserver that keeps everything, with arrival times."""
@@ -98,3 +90,39 @@ async def capture(
     outcome = await run_snapshot(spec, rec, kill_grace=kill_grace, python_host=python_host)
     assert outcome.status == "sealed"
     return outcome, rec
+
+
+READY_TIMEOUTS = (0.5, 2.0, 8.0)
+"""Hook timeouts tried in turn by `capture_ready`: the short one proves the point quickly on an
+idle machine; the longer ones give a freshly exec'd interpreter time to come up on a loaded one."""
+
+
+async def capture_ready(
+    tmp_path: Path,
+    only: list[str],
+    *,
+    ready: tuple[str, str],
+    python_host: bool = True,
+    kill_grace: float = 0.5,
+) -> tuple[SnapshotOutcome, Recorder, float, float]:
+    """Run a snapshot whose hook must be killed at its timeout, with the timeout it needs.
+
+    A timeout test proves something only if the hook was up (its signal handlers installed, its
+    first record printed) before the runner's clock ran out; on a loaded machine an exec'd
+    interpreter may still be importing by then. The hook prints the Tag `ready` = (plugin,
+    name) once it is up: a run where that tag never arrived is repeated with the next, longer
+    timeout of READY_TIMEOUTS. Returns (outcome, recorder, the timeout used, seconds taken)."""
+    plugin, tag = ready
+    for attempt, timeout in enumerate(READY_TIMEOUTS):
+        began = time.monotonic()
+        outcome, rec = await capture(
+            tmp_path / f"attempt-{attempt}",
+            only,
+            env=base_env(TIMEOUT=str(timeout)),
+            python_host=python_host,
+            kill_grace=kill_grace,
+        )
+        took = time.monotonic() - began
+        if tag in rec.tags(plugin):
+            return outcome, rec, timeout, took
+    pytest.fail(f"{plugin} never printed {tag!r} within {READY_TIMEOUTS[-1]} s")
