@@ -32,7 +32,7 @@ from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 
 REPO = Path(__file__).resolve().parents[1]
-KEPT_PLUGINS = frozenset({"fetch", "htmlmeta"})
+KEPT_PLUGINS = frozenset({"fetch", "metadata"})
 """Plugins the fault runs capture with (fast, no browser): what is counted is bookkeeping."""
 FEED_PAGE = 20
 """Posts shown by the fixture feed (Discourse shows the latest few): older ones are only

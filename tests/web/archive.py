@@ -73,7 +73,7 @@ def page_png(width: int = 800, height: int = 500) -> bytes:
 
 PNG = page_png()
 FETCH = "on_Snapshot__61_fetch.py"
-META = "on_Snapshot__81_htmlmeta.py"
+META = "on_Snapshot__81_metadata.py"
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ async def test_link_json_has_urls_provenance_snapshots_and_attempts(
     (snap,) = link["snapshots"]
     assert set(snap) >= {"id", "status", "started_at", "results", "artifacts"}
     assert snap["status"] == "succeeded"
-    assert {r["plugin"] for r in snap["results"]} == {"fetch", "htmlmeta"}
+    assert {r["plugin"] for r in snap["results"]} == {"fetch", "metadata"}
     assert set(snap["results"][0]) >= {"plugin", "status", "error", "attempt"}
     assert len(snap["artifacts"]) == 3
     failed = (await client.get("/links/2.json")).json()["snapshots"][0]["results"][0]

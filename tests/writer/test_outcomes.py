@@ -12,7 +12,7 @@ from testkit.writer_harness import Harness, done, event, occ, post
 
 URL = "https://example.org/article"
 FETCH = "on_Snapshot__61_fetch.py"
-META = "on_Snapshot__81_htmlmeta.py"
+META = "on_Snapshot__81_metadata.py"
 
 
 def start(h: Harness) -> Any:
@@ -36,7 +36,7 @@ def test_stalled_fetch_leaves_failed_with_code_and_retry_at(h: Harness) -> None:
     job = start(h)
     h.apply(
         event(job, 0, res(FETCH, "failed", "E_FETCH_STALLED", "no byte for 15s")),
-        event(job, 1, res(META, "skipped", "E_HTMLMETA_DEPENDENCY")),
+        event(job, 1, res(META, "skipped", "E_METADATA_DEPENDENCY")),
         done(job, records=2, retry=[FETCH]),
     )
     row = link(h)
