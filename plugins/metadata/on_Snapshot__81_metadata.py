@@ -7,8 +7,9 @@ canonical link, favicon and image (shared.content.metadata); the two are merged:
 rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an
 interstitial and the raw page is not; a field one lacks comes from the other. Reddit's JSON
 wins over both. Writes `metadata.json` (the merged values and each source's) and emits one
-Metadata record, with `has_video` when either page shows a video (shared.content.video: the
-writer gives such a link a media job). No HTML at all: `skipped` (nothing to read; not retried).
+Metadata record, with `has_video` when either page shows a video (shared.content.video) or
+Reddit's JSON says the post is a Reddit-hosted video (the writer gives such a link a media
+job). No HTML at all: `skipped` (nothing to read; not retried).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
+from typing import Any
 
 from shared.content.inputs import read_inputs
 from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
@@ -26,14 +28,19 @@ from shared.content.video import shows_video
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
 
 
-def reddit_metadata(folder: Path) -> PageMetadata | None:
-    """The reddit plugin's post metadata (post.json), when it wrote one."""
+def reddit_post(folder: Path) -> dict[str, Any] | None:
+    """The reddit plugin's post values (post.json), when it wrote them."""
     try:
         data = json.loads((folder / "reddit" / "post.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def reddit_metadata(post: dict[str, Any]) -> PageMetadata:
+    """The page metadata among the reddit plugin's post values."""
     known = {f.name for f in fields(PageMetadata)}
-    return PageMetadata(**{k: v for k, v in data.items() if k in known and isinstance(v, str)})
+    return PageMetadata(**{k: v for k, v in post.items() if k in known and isinstance(v, str)})
 
 
 def main() -> int:
@@ -43,7 +50,8 @@ def main() -> int:
     snapshot = Path("..")
     max_html = int(os.environ.get("METADATA_MAX_HTML_BYTES", str(5 * 1024 * 1024)))
     inputs = read_inputs(snapshot, args.url, max_html)  # the parse never sees more
-    reddit = reddit_metadata(snapshot)
+    post = reddit_post(snapshot)
+    reddit = reddit_metadata(post) if post is not None else None
     if inputs.raw is None and inputs.rendered is None and reddit is None:
         why = "; ".join(inputs.skipped) or "no HTML captured"
         emit(ArchiveResultRecord(status="skipped", output_str=why))
@@ -64,7 +72,9 @@ def main() -> int:
         "skipped_sources": list(inputs.skipped),
     }
     values = asdict(merged)
-    values["has_video"] = any(shows_video(html) for html in (inputs.raw, inputs.rendered) if html)
+    values["has_video"] = any(
+        shows_video(html) for html in (inputs.raw, inputs.rendered) if html
+    ) or bool(post and post.get("has_video") is True)
     saved["has_video"] = values["has_video"]
     Path("metadata.json").write_text(json.dumps(saved, indent=1, ensure_ascii=False))
     emit(MetadataRecord(**{k: values[k] for k in MetadataRecord.model_fields if k in values}))

@@ -5,7 +5,8 @@ For reddit.com links only (others: `skipped`). The HTML page is asked of REDDIT_
 page, a login wall or the over-18 gate (shared.content.reddit.classify_page); the page that
 worked is `page.html`. For thread links the permalink's `.json` (REDDIT_JSON_BASE) is kept
 as `thread.json` and turned into `thread.html` (post and comment tree, the readable plugin's
-article) and `post.json` (title, author, date, subreddit: the metadata plugin's values).
+article) and `post.json` (title, author, date, subreddit, has_video for a Reddit-hosted
+video post: the metadata plugin's values).
 `reddit.json` records every attempt (URL, status, verdict) and which source succeeded.
 Every request goes through shared.fetching: the target policy on every hop (in production
 no loopback, private, link-local or metadata address: refused and recorded), connects to
@@ -119,7 +120,7 @@ def thread_json(fetcher: Fetcher, url: str, base: str) -> tuple[bool, dict[str, 
         return False, attempt
     Path("thread.json").write_bytes(got["body"])
     Path("thread.html").write_text(thread_html(thread), encoding="utf-8")
-    meta = thread_metadata(thread).as_dict()
+    meta: dict[str, Any] = {**thread_metadata(thread).as_dict(), "has_video": thread.has_video}
     Path("post.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
     attempt["verdict"] = "ok"
     return True, attempt

@@ -108,6 +108,9 @@ class Thread:
     over_18: bool
     comments: list[Comment]
     more: int
+    has_video: bool = False
+    """A Reddit-hosted video post (`is_video`, or a `reddit_video` in its media): the writer
+    gives such a link a media job."""
 
 
 class NotAThread(ValueError):
@@ -156,6 +159,20 @@ def _comments(listing: Any) -> tuple[list[Comment], int]:
     return found, more
 
 
+def _is_video(post: dict[str, Any]) -> bool:
+    """Whether a post (or the post it crossposts) is a Reddit-hosted video."""
+    if post.get("is_video") is True:
+        return True
+    for key in ("secure_media", "media"):
+        media = post.get(key)
+        if isinstance(media, dict) and isinstance(media.get("reddit_video"), dict):
+            return True
+    parents = post.get("crosspost_parent_list")
+    return isinstance(parents, list) and any(
+        isinstance(parent, dict) and _is_video(parent) for parent in parents[:3]
+    )
+
+
 def parse_thread(data: Any) -> Thread:
     """The thread of a `.json` response (raises NotAThread for anything else)."""
     if not (isinstance(data, list) and len(data) >= 1 and isinstance(data[0], dict)):
@@ -179,6 +196,7 @@ def parse_thread(data: Any) -> Thread:
         over_18=bool(post.get("over_18")),
         comments=comments,
         more=more,
+        has_video=_is_video(post),
     )
 
 

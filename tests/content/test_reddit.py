@@ -117,3 +117,41 @@ def test_praw_recordings(corpora: Path):
     full = parse_thread(json.loads((folder / "3hahrw_thread_full.json").read_text()))
     assert full.subreddit == "r/funny" and full.more > 0
     assert any(c.replies for c in full.comments)  # nested replies are kept
+
+
+def _post(**fields: object) -> list[dict[str, object]]:
+    return [{"kind": "Listing", "data": {"children": [{"kind": "t3", "data": {
+        "title": "T", "author": "op", **fields}}]}}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fields", "video"),
+    [
+        ({}, False),
+        ({"is_video": True}, True),
+        ({"is_video": False, "secure_media": None, "media": None}, False),
+        (
+            {
+                "secure_media": {
+                    "reddit_video": {"fallback_url": "https://v.redd.it/x/DASH_720.mp4"}
+                }
+            },
+            True,
+        ),
+        ({"media": {"oembed": {"type": "video"}}}, False),  # an embed: its page says so itself
+        ({"crosspost_parent_list": [{"is_video": True}]}, True),
+        ({"crosspost_parent_list": [{"is_video": False}]}, False),
+    ],
+)
+def test_a_reddit_hosted_video_post(fields: dict[str, object], video: bool) -> None:
+    assert parse_thread(_post(**fields)).has_video is video
+
+
+def test_praw_recordings_say_which_post_is_a_video(corpora: Path) -> None:
+    folder = corpora / "platforms" / "reddit" / "json"
+    videos = {
+        path.name
+        for path in folder.glob("*_*.json")
+        if parse_thread(json.loads(path.read_text())).has_video
+    }
+    assert videos == {"k5rsq3_video.json"}

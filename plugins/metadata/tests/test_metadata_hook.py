@@ -90,3 +90,14 @@ def test_an_http_error_page_is_not_described(tmp_path: Path) -> None:
 def test_nothing_captured_is_skipped(tmp_path: Path) -> None:
     (result,) = run(tmp_path)
     assert isinstance(result, ArchiveResultRecord) and result.status == "skipped"
+
+
+def test_reddit_says_which_post_is_a_video(tmp_path: Path) -> None:
+    (tmp_path / "reddit").mkdir()
+    post = {"title": "Clip of the day", "author": "op", "site_name": "r/t", "has_video": True}
+    (tmp_path / "reddit" / "post.json").write_text(json.dumps(post))
+    meta = meta_of(run(tmp_path, raw=RAW))  # the page itself shows no video
+    assert meta.title == "Clip of the day" and meta.has_video is True
+    post["has_video"] = False
+    (tmp_path / "reddit" / "post.json").write_text(json.dumps(post))
+    assert meta_of(run(tmp_path, raw=RAW)).has_video is False

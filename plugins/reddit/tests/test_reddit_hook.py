@@ -164,3 +164,23 @@ def test_praw_recording_served_as_the_json(reddit: FixtureServer, tmp_path: Path
 def test_other_links_are_skipped(tmp_path: Path) -> None:
     code, records = run(tmp_path, link="https://example.org/a")
     assert code == 0 and result(records).status == "skipped"
+
+
+def test_a_video_post_says_so_in_post_json(tmp_path: Path) -> None:
+    video = json.loads(json.dumps(THREAD_JSON))
+    video[0]["data"]["children"][0]["data"].update(
+        is_video=True, secure_media={"reddit_video": {"fallback_url": "https://v.redd.it/x"}}
+    )
+    with FixtureServer() as s:
+        s.routes[f"/v{PATH.rstrip('/')}/.json"] = Reply(json.dumps(video).encode(), headers=JSON)
+        code, records = run(
+            tmp_path, old=f"{s.base}/none", www=f"{s.base}/none", json=f"{s.base}/v"
+        )
+    assert code == 0 and result(records).status == "succeeded"
+    assert json.loads((tmp_path / "post.json").read_text())["has_video"] is True
+
+
+def test_a_text_post_is_no_video(reddit: FixtureServer, tmp_path: Path) -> None:
+    b = reddit.base
+    run(tmp_path, old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/ok")
+    assert json.loads((tmp_path / "post.json").read_text())["has_video"] is False
