@@ -106,6 +106,21 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
                 "",
             ),
             (
+                "Browser restarts by reason (per hour)",
+                "sum by (reason) (increase(dla_archiver_browser_restarts_total[1h]))",
+                "",
+            ),
+            (
+                "Browser memory (PSS of its process tree)",
+                "max by (instance) (dla_archiver_browser_pss_bytes)",
+                "bytes",
+            ),
+            (
+                "Media bytes downloaded (per s)",
+                "sum by (plugin) (rate(dla_capture_download_bytes_total[5m]))",
+                "Bps",
+            ),
+            (
                 "Writer messages applied (per s)",
                 "sum by (subject, outcome) (rate(dla_writer_messages_total[5m]))",
                 "",

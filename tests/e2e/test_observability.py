@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
+from testkit.mediaserver import make_clip
 from testkit.prometheus import SCRAPE_SECONDS, Prometheus
 from tests.e2e.conftest import Forum, Running
 
@@ -32,16 +33,22 @@ def test_every_dashboard_panel_has_data(
     tmp_path: Path, forum: Forum, outside_web: FixtureServer, running: Running
 ) -> None:
     outside_web.routes["/watched.html"] = Reply(ARTICLE, headers={"Content-Type": "text/html"})
+    clip = make_clip(tmp_path / "clip.mp4", seconds=1)
+    outside_web.routes["/clip.mp4"] = Reply(
+        clip.read_bytes(), headers={"Content-Type": "video/mp4"}
+    )
     forum.add(
         301,
-        f'<p><a href="{outside_web.base}/watched.html">a page</a> and '
-        f'<a href="{outside_web.base}/gone.html">a dead one</a></p>',
+        f'<p><a href="{outside_web.base}/watched.html">a page</a>, '
+        f'<a href="{outside_web.base}/gone.html">a dead one</a> and '
+        f'<a href="{outside_web.base}/clip.mp4">a video</a></p>',
     )
     running.wait_for(lambda: running.archived("/watched.html"), 90, "the page archived")
     running.wait_for(
-        lambda: running.query("SELECT count(*) FROM archive_jobs WHERE status != 'queued' "
-                              "AND status != 'dispatched'")[0][0] >= 2,
-        90, "both jobs ended",
+        lambda: running.query(
+            "SELECT count(*) FROM archive_jobs WHERE status NOT IN ('queued', 'running')"
+        )[0][0] >= 4,
+        120, "the three capture jobs and the media job ended",
     )  # fmt: skip
     for path in ("/", "/index.json", "/no-such-page"):
         httpx.get(f"{running.web}{path}", timeout=5)
