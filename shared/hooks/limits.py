@@ -1,8 +1,9 @@
 """Resource limits of one hook process: memory and CPU time.
 
-The runner sets them in the child between fork and the hook's first instruction (exec'd
-hooks: `preexec_fn`; Python hooks forked by the hook host: in the forked child), so a hostile
-page can only kill the hook parsing it. Stdlib only: the hook host imports this module.
+The runner sets them on the hook process before it has done any real work (Python hooks
+forked by the hook host: in the forked child, before the hook's first line; exec'd hooks:
+prlimit(2) the moment the child exists), so a hostile page can only kill the hook parsing
+it. Stdlib only: the hook host imports this module.
 
 - memory: RLIMIT_DATA, the process's writable private memory (heap, anonymous mappings,
   thread stacks: what a parse grows). RLIMIT_AS (all address space) is the textbook choice
@@ -49,13 +50,14 @@ class HookLimits:
         return {"memory_bytes": self.memory_bytes, "cpu_seconds": self.cpu_seconds}
 
 
-def apply(memory_bytes: int, cpu_seconds: float) -> None:
-    """Set the limits on the calling process (call in the child, before the hook runs)."""
+def apply(memory_bytes: int, cpu_seconds: float, pid: int = 0) -> None:
+    """Set the limits on process `pid` (0: the calling process, e.g. a forked child before
+    the hook runs; else prlimit(2) on a child just spawned)."""
     if memory_bytes > 0:
-        resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
+        resource.prlimit(pid, resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
     if cpu_seconds > 0:
         soft = max(1, math.ceil(cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + CPU_GRACE))
+        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + CPU_GRACE))
 
 
 NEAR = 0.8

@@ -67,11 +67,9 @@ async def spawn_exec(
     limits: HookLimits | None = None,
 ) -> HookProcess:
     """Exec `argv` directly in a new session, stdin from /dev/null, output to the given fds,
-    under `limits` (set in the child before the exec)."""
+    under `limits` (set with prlimit(2) as soon as the child exists: no preexec_fn, which is
+    unsafe in a threaded process and forces the slow fork path)."""
     lim = limits or HookLimits(0, 0)
-
-    def in_child() -> None:
-        apply_limits(lim.memory_bytes, lim.cpu_seconds)
 
     for attempt in range(5):
         try:
@@ -83,7 +81,6 @@ async def spawn_exec(
                 cwd=cwd,
                 env=dict(env),
                 start_new_session=True,
-                preexec_fn=in_child,
             )
             break
         except OSError as e:
@@ -92,6 +89,8 @@ async def spawn_exec(
             if e.errno != errno.ETXTBSY or attempt == 4:
                 raise
             await asyncio.sleep(0.01 * (attempt + 1))
+    with contextlib.suppress(ProcessLookupError):  # already gone: its exit status tells
+        apply_limits(lim.memory_bytes, lim.cpu_seconds, pid=proc.pid)
     return HookProcess(proc.pid, asyncio.ensure_future(proc.wait()))
 
 
