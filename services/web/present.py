@@ -195,6 +195,8 @@ def badges(link: dict[str, Any]) -> list[str]:
         for kind, label in (("video", "video"), ("screenshot", "screenshot"), ("pdf", "PDF"))
         if kind in kinds
     ]
+    if link.get("video") and "video" not in out:  # a video another link's job downloaded
+        out.insert(0, "video")
     if link.get("quoted"):
         out.append("quoted")
     return out

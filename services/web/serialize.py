@@ -37,6 +37,7 @@ def link_summary(row: dict[str, Any]) -> dict[str, Any]:
         "first_seen_at": row.get("first_seen_at"),
         "last_archived_at": row.get("last_archived_at"),
         "quoted": bool(row.get("quoted")),
+        "video": bool(row.get("video")),
         "artifacts": [artifact(a) for a in row.get("artifacts", ())],
     }
 
@@ -113,6 +114,27 @@ def link_detail(link: dict[str, Any]) -> dict[str, Any]:
         ],
         "snapshots": [snapshot(s) for s in link["snapshots"]],
         "artifacts": [artifact(a) for a in link["artifacts"]],
+        "video": bool(link.get("video")),
+        "videos": [video(v) for v in link.get("videos", ())],
+    }
+
+
+def video(v: dict[str, Any]) -> dict[str, Any]:
+    """One video the link shows (downloaded once however many links show it)."""
+    return {
+        "platform": v["platform"],
+        "video_id": v["video_id"],
+        "status": v["status"],
+        "error_code": v["error_code"],
+        "title": v["title"],
+        "uploader": v["uploader"],
+        "duration_s": v["duration_s"],
+        "media_url": v["media_url"],
+        "downloaded_bytes": v["downloaded_bytes"],
+        "total_bytes": v["total_bytes"],
+        "percent": v["percent"],
+        "updated_at": v["updated_at"],
+        "files": [artifact(a) for a in v["files"]],
     }
 
 

@@ -15,14 +15,18 @@ from services.web.queries.schema import (
     discourse_posts,
     fts,
     link_aliases,
+    link_media,
     link_metadata,
     link_occurrences,
     links,
+    media_items,
     snapshots,
 )
 from services.web.queries.visibility import listed, listed_at, public
 
 VIDEO_KINDS = ("video",)
+MEDIA_KINDS = ("video", "audio", "thumbnail", "subtitles")
+"""The files of a video shown with it on the link page (info JSON: in Downloads only)."""
 TEXT_CHARS = 200_000
 """The archived text shown on a link page at most (the full text is a download)."""
 
@@ -53,10 +57,56 @@ def quoted_of(link_id: Any) -> Any:
 
 
 def has_video(link_id: Any) -> Any:
-    """EXISTS: the link has a video artifact."""
-    return exists().where(
+    """EXISTS: the link has a video artifact, or shows a video another link's job downloaded
+    (the same video under another URL is downloaded once: ``link_media``)."""
+    own = exists().where(
         archive_artifacts.c.link_id == link_id, archive_artifacts.c.kind.in_(VIDEO_KINDS)
     )
+    shown = exists().where(
+        link_media.c.link_id == link_id,
+        media_items.c.id == link_media.c.media_id,
+        media_items.c.status == "downloaded",
+    )
+    return or_(own, shown)
+
+
+def downloaded_video_links(conn: Connection, link_ids: Iterable[int]) -> set[int]:
+    """Which of these links show a downloaded video (``link_media``)."""
+    ids = list(link_ids)
+    if not ids:
+        return set()
+    stmt = (
+        select(link_media.c.link_id)
+        .join(media_items, media_items.c.id == link_media.c.media_id)
+        .where(link_media.c.link_id.in_(ids), media_items.c.status == "downloaded")
+    )
+    return {int(i) for i in conn.execute(stmt).scalars()}
+
+
+def videos(conn: Connection, link_id: int) -> list[dict[str, Any]]:
+    """The videos the link shows (``link_media``), each with the files of its download."""
+    stmt = (
+        select(media_items)
+        .join(link_media, link_media.c.media_id == media_items.c.id)
+        .where(link_media.c.link_id == link_id)
+        .order_by(media_items.c.id)
+    )
+    out = [dict(r) for r in conn.execute(stmt).mappings()]
+    for video in out:
+        files = (
+            select(archive_artifacts)
+            .where(
+                archive_artifacts.c.snapshot_id == video["snapshot_id"],
+                archive_artifacts.c.kind.in_(MEDIA_KINDS),
+            )
+            .order_by(archive_artifacts.c.id)
+        )
+        found = [dict(a) for a in conn.execute(files).mappings()] if video["snapshot_id"] else []
+        video["files"] = found
+        video["video"] = next((a for a in found if a["kind"] == "video"), None)
+        video["thumbnail"] = next((a for a in found if a["kind"] == "thumbnail"), None)
+        video["subtitles"] = [a for a in found if a["kind"] == "subtitles"]
+    return out
 
 
 def summary_columns() -> list[Any]:
@@ -122,8 +172,10 @@ def artifacts_by_link(conn: Connection, link_ids: Iterable[int]) -> dict[int, li
 def with_artifacts(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Attach each row's artifacts (one query for the page)."""
     by_link = artifacts_by_link(conn, (r["id"] for r in rows))
+    shown = downloaded_video_links(conn, by_link)
     for r in rows:
         r["artifacts"] = by_link[r["id"]]
+        r["video"] = r["id"] in shown or any(a["kind"] in VIDEO_KINDS for a in r["artifacts"])
     return rows
 
 
@@ -176,6 +228,10 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     ).scalar()
     link["text"] = text or None
     link["snapshots"] = snapshot_history(conn, link_id, link["artifacts"])
+    link["videos"] = videos(conn, link_id)
+    link["video"] = any(v["status"] == "downloaded" for v in link["videos"]) or any(
+        a["kind"] in VIDEO_KINDS for a in link["artifacts"]
+    )
     return link
 
 

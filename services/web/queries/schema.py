@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Integer, MetaData, Table, Text
+from sqlalchemy import Column, Float, Integer, MetaData, Table, Text
 
 metadata = MetaData()
 
@@ -174,4 +174,31 @@ fts = Table(
     Column("url", Text),
     Column("domain", Text),
     Column("extracted_text", Text),
+)
+
+media_items = Table(
+    "media_items",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("platform", Text),
+    Column("video_id", Text),
+    Column("snapshot_id", Text),
+    Column("status", Text),
+    Column("error_code", Text),
+    Column("title", Text),
+    Column("uploader", Text),
+    Column("duration_s", Float),
+    Column("media_url", Text),
+    Column("downloaded_bytes", Integer),
+    Column("total_bytes", Integer),
+    Column("percent", Float),
+    Column("updated_at", Text),
+)
+
+link_media = Table(
+    "link_media",
+    metadata,
+    Column("link_id", Integer),
+    Column("media_id", Integer),
+    Column("created_at", Text),
 )
