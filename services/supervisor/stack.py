@@ -19,6 +19,7 @@ from services.supervisor.infra import (
     start_nats,
     start_weed,
 )
+from services.supervisor.names import SERVICES as SERVICES  # re-exported
 from services.supervisor.restarts import Restarts
 from shared import bus
 from shared.errors import ConfigError, StorageError
@@ -27,8 +28,6 @@ from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
 
-SERVICES: tuple[str, ...] = ("writer", "poller", "archiver", "media", "web")
-"""Every service, in start order (the writer first: it declares the consumers it reads)."""
 
 STOP_GRACE_S = 8.0
 """How long services get to stop after SIGTERM before they are killed."""

@@ -17,7 +17,7 @@ import typer
 
 from services.supervisor.cli import browse, capture, data, moderation
 from services.supervisor.cli.errors import CliError, Exit
-from services.supervisor.stack import SERVICES
+from services.supervisor.names import SERVICES
 from shared.logs import setup_logging
 
 app = typer.Typer(

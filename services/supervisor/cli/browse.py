@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
-import nats
 import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out, print_json, short, table
 from services.supervisor.cli.stack import StackClient, stack_client
-from services.supervisor.stack import SERVICES
-from shared.subjects import CONSUMERS
+from services.supervisor.names import SERVICES
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -46,6 +44,10 @@ def health(client: StackClient) -> dict[str, str]:
 
 async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
     """Per consumer: messages not yet delivered and delivered but not acknowledged."""
+    import nats  # here, not at the top: `dla --help` should not pay for the NATS client
+
+    from shared.subjects import CONSUMERS
+
     servers = [s.strip() for s in nats_url.split(",") if s.strip()]
     nc = await asyncio.wait_for(
         nats.connect(servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2),
