@@ -58,6 +58,7 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         iso(retry_at) if retry_at else None,
         ctx.now_iso,
     )
+    media.capture_ended(conn, job["link_id"])
 
 
 def _retry_or_fail(

@@ -15,7 +15,7 @@ Writes ``media_items``, ``link_media`` and ``domain_backoff``; jobs only through
   ``media_text`` column of the link's full-text row, so a search finds the link by them.
 - A media job never changes its link's status, except that a link which *is* a media file
   (``.mp4``, ``.m3u8``, ...) counts as archived once its file is downloaded (its page
-  capture can only end "not a web page").
+  capture can only end "not a web page"), also when that capture ends after the download.
 - A rate-limit answer (``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs off the whole
   registrable domain: the scheduler dispatches none of its jobs before ``until``.
 """
@@ -228,6 +228,17 @@ def _archive_media_file_links(conn: sqlite3.Connection, job_id: int, now: str) -
     ).fetchall()
     for (link_id,) in rows:
         linkstore.archived(conn, int(link_id), now)
+
+
+def capture_ended(conn: sqlite3.Connection, link_id: int) -> None:
+    """A page capture of the link ended (after linkstore.attempt_ended): a link that is a
+    media file whose download is done stays archived, whichever finished first."""
+    if conn.execute(
+        "SELECT 1 FROM link_media lm JOIN media_items m ON m.id = lm.media_id"
+        " WHERE lm.link_id = ? AND m.platform = 'url' AND m.status = 'downloaded'",
+        (link_id,),
+    ).fetchone():
+        linkstore.set_status(conn, link_id, "archived")  # archived_at: when it downloaded
 
 
 def refresh_text(conn: sqlite3.Connection, link_id: int) -> None:

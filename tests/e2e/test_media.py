@@ -1,6 +1,8 @@
 """Media end to end: a forum post links the same video twice (two URLs); the writer makes one
-media job, the media service downloads it once with yt-dlp into S3, both links point at it;
-a page showing a video gets its own media job from its capture's metadata."""
+media job, the media service downloads it once with yt-dlp into S3, both links point at it
+and read `archived` although their page capture can only say "not a web page"; a page
+showing a video gets its own media job from its capture's metadata; the web shows the
+video on each link."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
@@ -61,3 +64,31 @@ def test_the_same_video_under_two_urls_is_downloaded_once(
     digest = hashlib.sha256(clip).hexdigest()
     assert [v[0] for v in videos] == [digest, digest], videos
     assert videos[0][1].endswith("/v/clip.mp4") and videos[1][1].endswith("/watch.html")
+
+    # a link that is the media file: its capture ends E_FETCH_NOT_HTML, its download archives it
+    def captures_done() -> list[tuple[str, str | None, str]]:
+        rows = running.query(
+            "SELECT l.status, l.last_error_code, l.canonical_url FROM links l"
+            " WHERE l.canonical_url LIKE '%/v/clip.mp4%' AND NOT EXISTS (SELECT 1 FROM"
+            " archive_jobs j WHERE j.link_id = l.id AND j.status IN ('queued', 'running'))"
+            " ORDER BY l.canonical_url"
+        )
+        return rows if len(rows) == 2 else []
+
+    clips = running.wait_for(captures_done, 60, "the clip links' captures ended")
+    assert [(status, code) for status, code, _ in clips] == [
+        ("archived", "E_FETCH_NOT_HTML"),
+        ("archived", "E_FETCH_NOT_HTML"),
+    ], clips
+    # the web shows the one download on both clip links, as a player, and badges them
+    ids = [i for (i,) in running.query(
+        "SELECT id FROM links WHERE canonical_url LIKE '%/v/clip.mp4%' ORDER BY id")]  # fmt: skip
+    for link_id in ids:
+        body = httpx.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
+        (video,) = body["videos"]
+        assert video["status"] == "downloaded" and body["video"] is True
+        player = next(f for f in video["files"] if f["kind"] == "video")
+        page = httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
+        assert f'<video controls preload="metadata" src="{player["url"]}"' in page
+    listed = {link["id"]: link for link in running.index()}
+    assert all(listed[i]["video"] for i in ids)

@@ -3,6 +3,8 @@ search index, soft failures that leave the link alone, rate limits backing off a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from services.writer import scheduler
@@ -233,17 +235,13 @@ def test_media_jobs_can_be_turned_off(h: Harness) -> None:
     assert [k for _, _, k, _, _ in jobs(h)] == ["capture"]
 
 
-def test_a_link_that_is_a_media_file_is_archived_by_its_download(h: Harness) -> None:
-    h.apply(
-        post("g1", occ("https://cdn.example/v/clip.mp4"), occ("https://cdn.example/v/clip.mp4?t=4"))
-    )
-    h.dispatch()
-    capture, media_job = h.job(1), h.job(2)
-    not_html = ArchiveResultRecord(
-        status="failed", plugin="fetch", hook=FETCH_HOOK, error_code="E_FETCH_NOT_HTML"
-    )
-    h.apply(event(capture, 0, not_html), done(capture, records=1))
-    assert h.one("SELECT status FROM links WHERE id = 1") == "failed"
+NOT_HTML = ArchiveResultRecord(
+    status="failed", plugin="fetch", hook=FETCH_HOOK, error_code="E_FETCH_NOT_HTML"
+)
+
+
+def download_clip(h: Harness, media_job: Any) -> None:
+    """The media job of a clip.mp4 link downloads it."""
     video = ArtifactRecord(
         plugin="media", kind="video", path="clip.mp4", s3_key="k/clip.mp4",
         content_type="video/mp4", bytes=10, sha256="0" * 64,
@@ -254,7 +252,33 @@ def test_a_link_that_is_a_media_file_is_archived_by_its_download(h: Harness) -> 
         event(media_job, 2, media_result("succeeded")),
         done(media_job, records=3),
     )
+
+
+def test_a_link_that_is_a_media_file_is_archived_by_its_download(h: Harness) -> None:
+    h.apply(
+        post("g1", occ("https://cdn.example/v/clip.mp4"), occ("https://cdn.example/v/clip.mp4?t=4"))
+    )
+    h.dispatch()
+    capture, media_job = h.job(1), h.job(2)
+    h.apply(event(capture, 0, NOT_HTML), done(capture, records=1))
+    assert h.one("SELECT status FROM links WHERE id = 1") == "failed"
+    download_clip(h, media_job)
     assert h.tuples("SELECT id, status FROM links ORDER BY id") == [
         (1, "archived"),
         (2, "archived"),
     ]
+
+
+def test_a_media_file_downloaded_before_its_capture_ended_stays_archived(h: Harness) -> None:
+    h.apply(post("g1", occ("https://cdn.example/v/clip.mp4")))
+    h.dispatch()
+    capture, media_job = h.job(1), h.job(2)
+    download_clip(h, media_job)
+    assert h.one("SELECT status FROM links WHERE id = 1") == "archived"
+    h.advance(minutes=1)
+    shot = ArchiveResultRecord(  # Chromium screenshots its player: the capture is partial
+        status="succeeded", plugin="screenshot", hook="on_Snapshot__51_screenshot.py"
+    )
+    h.apply(event(capture, 0, shot), event(capture, 1, NOT_HTML), done(capture, records=2))
+    row = h.rows("SELECT status, last_outcome, last_error_code FROM links")[0]
+    assert tuple(row) == ("archived", "partial", "E_FETCH_NOT_HTML")  # what the capture did
