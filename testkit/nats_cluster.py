@@ -7,9 +7,13 @@ the same ports and store, so a test can kill a stream leader and watch the rest 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import nats
+from nats.js.api import StreamConfig
 
 from services.supervisor.children import Child, free_ports, wait_for_port
 from services.supervisor.infra import MAX_PAYLOAD, venv_binary
@@ -74,14 +78,33 @@ class NatsCluster:
         ]  # fmt: skip
         node.child = Child(f"nats-{node.name}", argv, log_path=node.store / "nats.log").start()
 
-    def wait_for_jetstream(self, timeout: float = 30) -> None:
-        """Until the JetStream meta group has a leader (streams can be created)."""
+    def wait_for_jetstream(self, timeout: float = 60) -> None:
+        """Until the cluster places a stream on every node (a meta leader alone is not enough:
+        under load, peers join late and R3 placement fails with "no suitable peers")."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._meta_leader_from_logs():
+            if self._meta_leader_from_logs() and asyncio.run(self._probe_placement()):
                 return
-            time.sleep(0.2)
-        raise RuntimeError("the JetStream cluster elected no meta leader")
+            time.sleep(0.3)
+        raise RuntimeError("the JetStream cluster cannot place a stream on every node")
+
+    async def _probe_placement(self) -> bool:
+        try:
+            servers = self.url.split(",")
+            nc = await nats.connect(servers, connect_timeout=2, max_reconnect_attempts=0)
+        except Exception:
+            return False
+        try:
+            js = nc.jetstream(timeout=5)
+            await js.add_stream(
+                StreamConfig(name="PLACEMENT_PROBE", subjects=["probe.>"], num_replicas=self.size)
+            )
+            await js.delete_stream("PLACEMENT_PROBE")
+            return True
+        except Exception:
+            return False
+        finally:
+            await nc.close()
 
     def _meta_leader_from_logs(self) -> bool:
         for node in self.nodes:

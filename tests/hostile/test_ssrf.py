@@ -16,6 +16,7 @@ import socket
 import typing
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpcore
 import pytest
@@ -268,10 +269,67 @@ def test_short_link_resolution_is_pinned_and_refuses_private_hops(
     record("ssrf_short_links", {"cases": 2, "refused": 2, "canary_hits": 0})
 
 
-def test_browser_subrequests_are_not_covered_here() -> None:
-    """The browser's route interception (issue 9 part A) had not landed when this matrix was
-    written: there is no browser capture path to test. Kept visible rather than silent."""
-    plugins = Path(__file__).resolve().parents[2] / "plugins"
-    if any("browser" in p.name or "screenshot" in p.name for p in plugins.iterdir()):
-        pytest.fail("a browser plugin exists now: add its sub-requests to this matrix")
-    pytest.skip("no browser capture path on main yet")
+BROWSER_KINDS = (
+    "loopback", "private", "link_local", "metadata", "ipv4_in_ipv6", "numeric_spellings", "names",
+)  # fmt: skip
+
+
+async def through_proxy(proxy: str, request: bytes) -> bytes:
+    host, port = proxy.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(request)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(4096), 10)
+    finally:
+        writer.close()
+
+
+async def browser_matrix() -> tuple[int, list[str]]:
+    """Every sub-request the browser could make (plain proxy GET and HTTPS CONNECT) to every
+    spelling of the matrix, through the archiver's egress proxy in production mode."""
+    from services.archiver.egress import EgressPolicy, EgressProxy
+
+    loop = asyncio.get_running_loop()
+
+    async def offline_getaddrinfo(host: str, port: int, **_: object) -> list[tuple[object, ...]]:
+        addrs = offline_resolve(host, port)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addrs]
+
+    loop.getaddrinfo = offline_getaddrinfo  # type: ignore[method-assign,assignment]
+    proxy = EgressProxy(EgressPolicy(allow_private=False), 1 << 20, idle_timeout=5)
+    url = await proxy.start()
+    leaked: list[str] = []
+    cases = 0
+    try:
+        for kind in BROWSER_KINDS:
+            for target in MATRIX[kind]:
+                split = urlsplit(target)
+                authority = split.netloc.rsplit("@", 1)[-1]
+                if "%25" in authority or not split.hostname:
+                    continue  # a zone id is no proxy target a browser sends
+                host = split.hostname
+                tunnel = f"[{host}]:443" if ":" in host else f"{host}:443"
+                for request in (
+                    f"GET {target} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode(),
+                    f"CONNECT {tunnel} HTTP/1.1\r\n\r\n".encode(),
+                ):
+                    cases += 1
+                    answer = await through_proxy(url, request)
+                    if b"X-Archiver-Refused: 1" not in answer:
+                        leaked.append(f"{request[:60]!r} -> {answer[:60]!r}")
+        recorded = len(proxy.log.refused)
+    finally:
+        await proxy.close()
+    assert recorded == cases - len(leaked), (recorded, cases)
+    return cases, leaked
+
+
+def test_browser_subrequests_are_refused_and_recorded() -> None:
+    """Browser sub-requests go through the archiver's egress proxy (redirect hops, images,
+    frames, tunnels); here every spelling reaches it as a plain GET and as a CONNECT. The real
+    Chromium path (a redirect to 127.0.0.1, a loopback image) is in tests/archiver's hostile
+    page tests."""
+    cases, leaked = asyncio.run(browser_matrix())
+    record("ssrf_browser", {"cases": cases, "refused": cases - len(leaked)})
+    assert leaked == [], leaked
