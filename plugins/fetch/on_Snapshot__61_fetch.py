@@ -27,12 +27,12 @@ import asyncio
 import json
 import mimetypes
 import os
-import re
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shared.content.no_archive import HEAD_BYTES, declined_by_headers, declined_by_html
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
 from shared.fetching.warc import WarcLog
 from shared.hooks.error_codes import kind_of
@@ -41,13 +41,6 @@ from shared.links.urlparts import strip_credentials
 
 BODY_EXTENSIONS = {"text/html": ".html", "text/plain": ".txt", "application/json": ".json"}
 WARC_NAME = "fetch.warc.gz"
-NO_ARCHIVE_META = re.compile(
-    rb"<meta\b[^>]{0,512}?\b(?:name|http-equiv)\s*=\s*[\"']?x-no-archive\b[^>]{0,512}>",
-    re.IGNORECASE,
-)
-CONTENT_ATTR = re.compile(rb"\bcontent\s*=\s*[\"']?\s*([a-z0-9]*)", re.IGNORECASE)
-OPT_IN = ("no", "0", "false")
-"""X-No-Archive values that mean the page may be archived after all."""
 SOFTWARE = "discourse-link-archiver fetch plugin (warcio)"
 
 
@@ -97,18 +90,13 @@ def declined(res: FetchResult) -> str | None:
     """Why the page asked not to be archived (X-No-Archive header or meta), or None."""
     if res.response is None:
         return None
-    for name, value in res.response.headers:
-        if name.lower() == "x-no-archive" and value.strip().lower() not in OPT_IN:
-            return f"X-No-Archive: {value.strip()[:40]}"
-    if res.body is None or not res.sniffed or "html" not in res.sniffed.effective:
+    why = declined_by_headers(res.response.headers)
+    if why is not None or res.body is None or not res.sniffed:
+        return why
+    if "html" not in res.sniffed.effective:
         return None
     with res.body.open("rb") as fh:
-        head = fh.read(64 * 1024)
-    for tag in NO_ARCHIVE_META.finditer(head):
-        content = CONTENT_ATTR.search(tag.group(0))
-        if content is None or content.group(1).decode().lower() not in OPT_IN:
-            return '<meta name="x-no-archive">'
-    return None
+        return declined_by_html(fh.read(HEAD_BYTES))
 
 
 def decline(res: FetchResult, why: str) -> int:

@@ -12,6 +12,12 @@ response log and events so far. Prints a Snapshot record with the final URL.
                                                      / _TOO_LARGE
     timeout, network error, browser    failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
     no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
+    the page opts out (X-No-Archive header on the main document, or the meta tag in the
+    rendered page)                     failed, soft  E_NAVIGATE_DECLINED, nothing written
+                                                     (unless NAVIGATE_RESPECT_NO_ARCHIVE=false,
+                                                     which falls back to FETCH_RESPECT_NO_ARCHIVE);
+                                                     the page captures reading navigate are
+                                                     then skipped by the runner
 """
 
 from __future__ import annotations
@@ -23,7 +29,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from shared import pageclient as pc
+from shared.content.no_archive import declined_by_headers, declined_by_html
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
+
+META_TAGS = "() => Array.from(document.querySelectorAll('meta'), m => m.outerHTML).join('\\n')"
+"""The rendered page's meta tags, for declined_by_html."""
 
 
 def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | None, bool]:
@@ -49,16 +59,31 @@ def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | 
     return "succeeded", None, False
 
 
+def declined(page: pc.PageClient, nav: dict[str, Any], timeout: float) -> str | None:
+    """Why the loaded page asks not to be archived (X-No-Archive), or None."""
+    if not nav.get("document") or nav.get("error"):
+        return None
+    why = declined_by_headers(nav.get("headers") or [])
+    if why is None:
+        metas = page.evaluate(META_TAGS, timeout=timeout)
+        why = declined_by_html(str(metas or "").encode())
+    return why
+
+
 def main() -> int:
     url, timeout = pc.hook_args()
     wait_until = os.environ.get("NAVIGATE_WAIT_UNTIL", "load")
     settle_ms = int(os.environ.get("NAVIGATE_SETTLE_MS", "0"))
+    respect = os.environ.get("NAVIGATE_RESPECT_NO_ARCHIVE", "true").strip().lower() == "true"
+    why: str | None = None
     try:
         with pc.PageClient() as page:
             nav = page.navigate(url, timeout=timeout, wait_until=wait_until)
             if settle_ms and nav.get("document") and not nav.get("error"):
                 page.wait(timeout=timeout, ms=settle_ms)
             log = page.responses()
+            if respect:
+                why = declined(page, nav, timeout)
     except pc.PageError as exc:
         print(f"navigate: {exc}", file=sys.stderr)
         if exc.code == pc.E_NO_BROWSER:
@@ -68,6 +93,12 @@ def main() -> int:
         code = "E_NAVIGATE_TIMEOUT" if exc.code == pc.E_TIMEOUT else "E_NAVIGATE_BROWSER"
         emit(ArchiveResultRecord(status="failed", output_str=exc.message[:500], error_code=code))
         return 1
+    if why is not None:
+        output = f"declined: the page asks not to be archived ({why})"
+        print(f"navigate: {output}", file=sys.stderr)
+        emit(ArchiveResultRecord(status="failed", output_str=output,
+                                 error_code="E_NAVIGATE_DECLINED"))  # fmt: skip
+        return 0
     Path("navigate.json").write_text(json.dumps({**nav, **log}, indent=1))
     if nav.get("final_url"):
         emit(SnapshotRecord(final_url=nav["final_url"]))
