@@ -155,11 +155,14 @@ def parse(body: bytes, feed_url: str) -> list[FeedItem]:
 
     Raises FeedError for an empty body ("empty"), a body that is no feed ("not_a_feed") and
     a broken feed with no readable item ("malformed"). Items without a usable link are
-    dropped, logged and counted in dla_feed_items_dropped_total, never published.
+    dropped, logged and counted in dla_poller_items_dropped_total, never published.
     """
     if not body.strip():
         raise FeedError("empty", f"empty feed body from {feed_url}")
-    parsed = feedparser.parse(body, sanitize_html=False, resolve_relative_uris=False)
+    try:
+        parsed = feedparser.parse(body, sanitize_html=False, resolve_relative_uris=False)
+    except (ValueError, TypeError, LookupError) as exc:  # feedparser's own bugs on odd input
+        raise FeedError("malformed", f"feed parser failed: {exc!r}"[:300]) from exc
     if not parsed.get("version") and not parsed.entries:
         why = parsed.get("bozo_exception")
         raise FeedError("not_a_feed", f"not a feed: {body[:60]!r} ({why!r})"[:300])

@@ -32,7 +32,8 @@ CPU_GRACE = 5
 MEMORY_SIGNS = re.compile(
     r"^MemoryError\b|Cannot allocate memory|std::bad_alloc|out of memory|"
     r"memory allocation failed|failed to allocate|"
-    r"SelectolaxError: Can't parse HTML",  # lexbor fails a parse only when malloc does
+    r"SelectolaxError: Can't parse HTML|"  # lexbor fails a parse only when malloc does
+    r"XMLSyntaxError: unknown error",  # libxml2 gave up without saying why: a failed malloc
     re.IGNORECASE,
 )
 """What a hook's last stderr line says when an allocation failed under the limit."""

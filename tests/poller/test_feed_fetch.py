@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -205,3 +206,21 @@ def test_links_found_by_the_fuzzer_are_normalised_or_dropped() -> None:
     assert [i.post_url for i in parse(body, "http://forum.test/posts.rss")] == [
         "https://forum.test/t/a/1"
     ]
+
+
+def test_a_feed_that_breaks_the_feed_parser_is_malformed() -> None:
+    """Found by the fuzzer: a namespace that makes feedparser's strict parser raise."""
+    body = (
+        b'<feed xmlns="ht' + b"\xff" * 40 + b'Q:a b" xmlns:x="y"><x:entry>e</x:entry>'
+        b"<entry>try</entry></feed>"
+    )
+    crash = base64.b64decode(
+        "PGZlZWQgeG1sbnM9Imh0/////1H//////////////////////////////////////////////////////6+vr6+vr6+vr6+"
+        "vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+vr6+v"
+        "r6+vr6//////z////////3RwOi8vd3d3LnczLm9yb20iPjxlbiI+PGVudHJ5PnRyeT48L2ZlZWQ+"
+    )
+    for data in (body, crash):
+        try:
+            parse(data, "http://forum.test/posts.rss")
+        except FeedError as exc:
+            assert exc.reason in {"empty", "not_a_feed", "malformed"}
