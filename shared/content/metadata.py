@@ -22,6 +22,7 @@ space-separated `property` names several):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -192,6 +193,17 @@ def _trafilatura(html: str, url: str | None) -> tuple[str | None, str | None]:
     author: str | None = getattr(found, "author", None)
     date: str | None = getattr(found, "date", None)
     return (author.replace("; ", ", ") if author else None), date
+
+
+def warm() -> None:
+    """Fill trafilatura's lazy caches so hooks forked from a pre-warmed host find them ready:
+    the public-suffix list that courlan's `tld` parses on its first URL without a plain
+    domain name (~50-90 ms), then one metadata run."""
+    with contextlib.suppress(ImportError):
+        from tld import get_tld  # trafilatura's dependency (through courlan)
+
+        get_tld("http://example.com/", fail_silently=True)
+    _trafilatura("<html><head><title>w</title></head><body><p>w</p></body></html>", None)
 
 
 def _author(candidates: list[str | None], site_names: set[str]) -> str | None:

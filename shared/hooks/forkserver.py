@@ -1,7 +1,8 @@
 """The hook host process: a pre-warmed Python that forks one child per Python hook.
 
 Started by `shared.hooks.host.HookHost` as `python -m shared.hooks.forkserver <fd> <module>...`
-with one end of a SOCK_SEQPACKET socketpair. It imports the given modules once, then for
+with one end of a SOCK_SEQPACKET socketpair. It imports the given modules once (and calls
+`function` of a `module:function` entry: a cache to fill before forking), then for
 each request (JSON + the hook's stdout/stderr fds via SCM_RIGHTS) forks a child that calls
 setsid, takes the fds as 1 and 2 (stdin is /dev/null), sets cwd/env/argv/sys.path[0] and
 runs the hook file with runpy as `__main__`, then exits with the hook's exit status.
@@ -201,11 +202,14 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
 def main(argv: list[str]) -> None:
     """Entry point: `python -m shared.hooks.forkserver <socket fd> [module ...]`."""
     sock = socket.socket(fileno=int(argv[0]))
-    for name in argv[1:]:
+    for entry in argv[1:]:
+        name, _, warm = entry.partition(":")
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
+            if warm:
+                getattr(module, warm)()
         except Exception as e:  # a missing optional module only costs speed
-            print(f"hook host: cannot preload {name}: {e}", file=sys.stderr)
+            print(f"hook host: cannot preload {entry}: {e}", file=sys.stderr)
     gc.collect()
     gc.freeze()  # children never scan (so never copy-on-write) the preloaded heap
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):

@@ -31,21 +31,39 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PRELOAD: tuple[str, ...] = (
     "argparse",
+    "asyncio",
     "json",
+    "mimetypes",
     "pathlib",
     "subprocess",
     "urllib.parse",
     "hashlib",
-    "shared.hooks.records",
-    "shared.pageclient",
     "httpx",
+    "anyio._backends._asyncio",  # httpcore imports it on a client's first request
+    # every shared module a hook in plugins/ imports (tests/hooks/test_host.py keeps this true)
+    "shared.content.canonical",
     "shared.content.extract",
-    "shared.content.metadata",
+    "shared.content.inputs",
+    "shared.content.metadata:warm",
+    "shared.content.no_archive",
+    "shared.content.reddit",
+    "shared.content.sanitize",
+    "shared.content.video",
+    "shared.errors",
+    "shared.fetching.exchange",
+    "shared.fetching.warc",
+    "shared.hooks.error_codes",
+    "shared.hooks.records",
+    "shared.links.urlparts",
+    "shared.pageclient",
+    "shared.targets",
 )
-"""Modules imported once in the host so hooks find them ready (httpx: the project's HTTP
-client, ~100 ms to import; shared.content: trafilatura, readability-lxml, jusText, lxml and nh3
-for the metadata and readable hooks, ~500 ms; a module that fails to import only costs
-speed)."""
+"""Modules imported once in the host so hooks find them ready (`module:function` also calls
+the function, to fill a module's lazy caches before forking). A hook that imports one
+itself pays for it on every run: httpx ~100 ms, shared.content (trafilatura,
+readability-lxml, jusText, lxml, nh3) ~500 ms, shared.fetching and shared.content.video
+(which pull in shared.links: tldextract, the pydantic message models) 250-550 ms. A module
+that fails to import only costs speed."""
 START_TIMEOUT = 20.0
 """Seconds the host may take to import its preload and say ready."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 from pathlib import Path
@@ -114,3 +115,21 @@ async def test_stdout_buffering_follows_the_hooks_env(
     _, _, finished_at = rec.finished["buf/on_Snapshot__10_buf.py"]
     # block-buffered on a pipe, like `python hook.py | ...`, unless PYTHONUNBUFFERED is set
     assert (finished_at - tag_at > 0.3) == bool(unbuffered)
+
+
+def test_the_host_preloads_every_shared_module_a_plugin_imports() -> None:
+    """A hook that imports a shared module the host did not preload pays its import time
+    (up to half a second) on every capture."""
+    repo = Path(__file__).resolve().parents[2]
+    imported: set[str] = set()
+    for path in (repo / "plugins").glob("*/*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "shared":
+                imported.update(f"shared.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("shared."):
+                imported.add(str(node.module))
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names if a.name.startswith("shared."))
+    assert imported, "no plugin imports found: the plugins/ layout changed"
+    preloaded = {entry.partition(":")[0] for entry in host_module.DEFAULT_PRELOAD}
+    assert imported <= preloaded, imported - preloaded
