@@ -18,7 +18,7 @@ import httpx
 
 from services.poller import metrics
 from services.poller.backfill import backfill
-from services.poller.feed_fetch import FeedError, FeedItem, FeedState, fetch, parse
+from services.poller.feed_fetch import FeedError, FeedItem, FeedState, content_hash, fetch, parse
 from services.poller.metrics import GAPS, LAST_OK, LINKS, POLL_SECONDS, POLLS, POSTS, feed_label
 from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
@@ -27,6 +27,7 @@ from shared import bus
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.links import occurrences_for_post
+from shared.links.urlparts import scrub_credentials
 from shared.messages import FeedGap, FeedPost
 from shared.observability import HealthCheck
 from shared.subjects import FEED_GAP, FEED_POST
@@ -72,10 +73,11 @@ class Poller:
     ) -> FeedPost:
         """Build the feed.post message of an item: its links extracted, short links resolved."""
         forum = urlsplit(item.post_url).hostname or urlsplit(feed_url).hostname or ""
+        # credentials someone pasted into a URL never leave the poller: not in the stored
+        # post, its title, nor the snippets of its link occurrences
+        html = scrub_credentials(item.content_html)
         try:
-            links = occurrences_for_post(
-                item.content_html, item.post_url, self.policy, forum_hosts=[forum]
-            )
+            links = occurrences_for_post(html, item.post_url, self.policy, forum_hosts=[forum])
         except Exception:  # extraction must never cost us the post itself
             log.exception("link extraction failed for %s; publishing without links", item.guid)
             links = []
@@ -85,12 +87,12 @@ class Poller:
             guid=item.guid,
             post_url=item.post_url,
             topic_url=item.topic_url,
-            title=item.title,
+            title=scrub_credentials(item.title) if item.title else item.title,
             author=item.author,
             published_at=item.published_at,
             updated_at=item.updated_at,
-            content_html=item.content_html,
-            content_hash=item.content_hash,
+            content_html=html,
+            content_hash=content_hash(html),
             links=links,
             seen_at=datetime.now(UTC),
         )

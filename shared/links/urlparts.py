@@ -118,6 +118,23 @@ def strip_credentials(url: str) -> str:
     return _USERINFO.sub(r"\1", url, count=1)
 
 
+_EMBEDDED_USERINFO = re.compile(
+    r"(?i)\b([a-z][a-z0-9+.\-]*:(?:/|\\|%2f|%5c){2})[^\s/?#\\@\"'<>`]*?"
+    r"(?:@|&#0*64;|&#x0*40;|&commat;)"  # "@", also as an HTML character reference
+)
+
+
+def scrub_credentials(text: str) -> str:
+    """``text`` (a post's HTML, a snippet) with the userinfo of every URL in it removed:
+    ``see https://bob:hunter2@host/x`` -> ``see https://host/x``. An address that is not a
+    URL's userinfo (``bob@example.com``, ``mailto:bob@example.com``) is left alone; an "@"
+    written as an HTML character reference (``&#64;``) counts, as a browser would read it."""
+    while True:  # "https://a:b@c@host/": the userinfo runs to the last "@"
+        text, n = _EMBEDDED_USERINFO.subn(r"\1", text)
+        if not n:
+            return text
+
+
 def _pct_fix(m: re.Match[str]) -> str:
     h = m.group(1)
     c = chr(int(h, 16))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.links import MAX_URL_LENGTH, CanonicalUrl, RejectedUrl, canonicalize
-from shared.links.urlparts import strip_credentials
+from shared.links.urlparts import scrub_credentials, strip_credentials
 
 # (input, normalized, canonical)
 NORMALIZE: list[tuple[str, str, str]] = [
@@ -175,3 +175,22 @@ def test_forms_are_all_kept() -> None:
     assert c.original == url
     assert c.normalized == "http://www.reddit.com/r/a/comments/b/c"
     assert c.canonical == "https://old.reddit.com/r/a/comments/b/c/"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("see https://bob:hunter2@host/x ok", "see https://host/x ok"),
+        ('<a href="HTTP://u:p@h.com:8080/">', '<a href="HTTP://h.com:8080/">'),
+        ("ftp://anon:pw&#64;files.example.org/", "ftp://files.example.org/"),
+        ("https://a:b@c@d.example/", "https://d.example/"),
+        ("https:\\\\u:p@h/", "https:\\\\h/"),
+        (
+            "mail bob@example.com, mailto:bob@example.com",
+            "mail bob@example.com, mailto:bob@example.com",
+        ),
+        ("https://h.com/path@x?q=a@b#c@d", "https://h.com/path@x?q=a@b#c@d"),
+    ],
+)
+def test_scrub_credentials_removes_every_urls_userinfo_from_text(text: str, expected: str) -> None:
+    assert scrub_credentials(text) == expected

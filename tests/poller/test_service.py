@@ -85,6 +85,28 @@ async def test_a_post_with_5000_links_is_published_whole(ctx: ServiceContext) ->
     assert isinstance(msg, FeedPost) and len(msg.links) == 5000
 
 
+async def test_credentials_pasted_into_a_post_are_never_published(ctx: ServiceContext) -> None:
+    cooked = (
+        '<p>login at <a href="https://bob:hunter2@intranet.example.com/x">'
+        "https://bob:hunter2@intranet.example.com/x</a> or "
+        "ftp://anon:s3cret&#64;files.example.org/ and mail bob@example.com</p>"
+    )
+    post = Post(3, 1, cooked, title="see https://carol:pw123@example.net/")
+    with FixtureServer() as forum:
+        forum.routes["/posts.rss"] = Reply(posts_rss(forum.base, [post]))
+        await poll(poller_for(ctx, f"{forum.base}/posts.rss"), f"{forum.base}/posts.rss")
+    (msg,) = await published(ctx)
+    assert isinstance(msg, FeedPost)
+    text = msg.model_dump_json()
+    for secret in ("hunter2", "s3cret", "pw123", "bob:", "anon:", "carol:"):
+        assert secret not in text, secret
+    assert "https://intranet.example.com/x" in msg.content_html
+    assert "bob@example.com" in msg.content_html  # an e-mail address is not a credential
+    (link,) = [occ for occ in msg.links if "intranet" in occ.canonical_url]
+    assert link.original_url == "https://intranet.example.com/x"
+    assert "intranet.example.com/x" in (link.context_snippet or "")
+
+
 async def test_a_bad_feed_is_counted_and_the_next_good_poll_works(ctx: ServiceContext) -> None:
     replies = [Reply(b"<html>down for maintenance", 503), Reply(b"not xml \x00"), None]
     with FixtureServer() as forum:
