@@ -12,7 +12,9 @@ stored), samples the PSS of every process of the stack (all descendants of this 
 engines, services, hook host, hooks) every 0.25 s, and in the hostile run waits until every
 hostile link's first attempt has ended, then reports each one's status and error code.
 Default settings (FETCH_* timeouts, PER_DOMAIN_CONCURRENCY=1, ARCHIVER_CONCURRENCY=2,
-WORKER_CONCURRENCY=4, HOOK_MEMORY_LIMIT_MB=512).
+WORKER_CONCURRENCY=4, HOOK_MEMORY_LIMIT_MB=512, ARCHIVER_LONG_JOB_SECONDS=20); --per-domain N
+runs it with PER_DOMAIN_CONCURRENCY=N (2 = as many as the archiver's slots: the case where a
+stalling host could hold them all), and ARCHIVER_* set in the environment reach the stack.
 """
 
 from __future__ import annotations
@@ -175,7 +177,9 @@ class RunResult:
     """(url, link status, last_error_code, retry_at) of each hostile link."""
 
 
-def run(tmp: Path, good: list[str], bad: list[str], timeout: float) -> RunResult:
+def run(
+    tmp: Path, good: list[str], bad: list[str], timeout: float, overrides: dict[str, str]
+) -> RunResult:
     armed: list[float] = []
     served: list[float] = []
     with FixtureServer("127.0.0.1") as forum:
@@ -204,6 +208,7 @@ def run(tmp: Path, good: list[str], bad: list[str], timeout: float) -> RunResult
             WEB_PORT=str(web_port),
             LOG_LEVEL="WARNING",
         )
+        env.update(overrides)
         sampler = Sampler()
         thread = threading.Thread(target=sampler.run, daemon=True)
         thread.start()
@@ -241,7 +246,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--timeout", type=float, default=240)
+    parser.add_argument("--per-domain", type=int, default=1, help="PER_DOMAIN_CONCURRENCY")
     args = parser.parse_args()
+    overrides = {k: v for k, v in os.environ.items() if k.startswith("ARCHIVER_")}
+    if args.per_domain != 1:
+        overrides["PER_DOMAIN_CONCURRENCY"] = str(args.per_domain)
     load_start = os.getloadavg()[0]
     with FixtureServer("127.0.0.3") as site, RawServer("127.0.0.2") as bad_site:
         for i in range(GOOD_PAGES):
@@ -249,9 +258,15 @@ def main() -> int:
             site.routes[f"/page{i}"] = Reply(page)
         good = [f"{site.base}/page{i}" for i in range(GOOD_PAGES)]
         bad = [f"{bad_site.base}{p}" for p in hostile_routes(bad_site)]
-        base = run(Path(tempfile.mkdtemp(prefix="dla-bench-hostile-a-")), good, [], args.timeout)
+        base = run(
+            Path(tempfile.mkdtemp(prefix="dla-bench-hostile-a-")), good, [], args.timeout, overrides
+        )
         hostile = run(
-            Path(tempfile.mkdtemp(prefix="dla-bench-hostile-b-")), good, bad, args.timeout
+            Path(tempfile.mkdtemp(prefix="dla-bench-hostile-b-")),
+            good,
+            bad,
+            args.timeout,
+            overrides,
         )
     if len(base.latencies) < GOOD_PAGES or len(hostile.latencies) < GOOD_PAGES:
         print(f"FAILED: good pages archived {len(base.latencies)} / {len(hostile.latencies)}")
@@ -265,7 +280,10 @@ def main() -> int:
         f"{GOOD_PAGES} ordinary pages on 127.0.0.3, alone and then posted after 9 hostile pages "
         "on 127.0.0.2 (same poll, hostile links first); whole stack on this machine, default "
         "settings (PER_DOMAIN_CONCURRENCY=1, WORKER_CONCURRENCY=4, ARCHIVER_CONCURRENCY=2, "
-        "FETCH_IDLE_TIMEOUT=15, FETCH_HEADER_TIMEOUT=20, HOOK_MEMORY_LIMIT_MB=512).\n\n"
+        "FETCH_IDLE_TIMEOUT=15, FETCH_HEADER_TIMEOUT=20, HOOK_MEMORY_LIMIT_MB=512, "
+        "ARCHIVER_LONG_JOB_SECONDS=20, ARCHIVER_MAX_LONG_JOBS=2)"
+        + "".join(f"; here {k}={v}" for k, v in sorted(overrides.items()))
+        + ".\n\n"
         "| | ordinary pages alone | with the hostile host |\n|---|---|---|\n"
         f"| median poll → artifact stored (s) | {med_a:.2f} | {med_b:.2f} |\n"
         f"| max (s) | {base.latencies[-1]:.2f} | {hostile.latencies[-1]:.2f} |\n"

@@ -6,7 +6,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 JOBS_DONE = Counter(
     "dla_capture_jobs_total",
-    "Capture jobs a worker finished, by outcome (succeeded, retry, nak, invalid)",
+    "Capture jobs a worker finished or put back, by outcome (succeeded, retry, nak, invalid,"
+    " deferred)",
     ["service", "outcome"],
 )
 JOB_SECONDS = Histogram(
@@ -42,7 +43,7 @@ PERCENT = Gauge(
     "Percent done of the latest download that knows its size, by plugin",
     ["service", "plugin"],
 )
-OUTCOMES = ("succeeded", "retry", "nak", "invalid")
+OUTCOMES = ("succeeded", "retry", "nak", "invalid", "deferred")
 
 
 def initialise(service: str) -> None:

@@ -32,6 +32,9 @@ def worker_body(
             scratch_dir=s.data_dir / "scratch" / f"{service}-{os.getpid()}",
             s3_prefix=s.s3_prefix,
             concurrency=s.media_concurrency if media else s.archiver_concurrency,
+            # media downloads are long by nature: they keep their slot
+            long_job_s=0 if media else s.archiver_long_job_seconds,
+            max_long_jobs=0 if media else s.archiver_max_long_jobs,
             only_plugins=s.media_plugins if media else None,
             skip_plugins=() if media else s.media_plugins,
             hook_env=public_env(dict(os.environ)),

@@ -20,6 +20,19 @@ class WorkerSettings(CommonSettings):
         description="Plugins run by the media service (and skipped by the archiver).",
     )
     archiver_concurrency: int = Field(2, ge=1, description="Snapshots one archiver runs at once.")
+    archiver_long_job_seconds: float = Field(
+        20,
+        ge=0,
+        description="A snapshot running this long (most likely waiting on a stalling server)"
+        " stops holding one of the ARCHIVER_CONCURRENCY slots, and its host's other jobs"
+        " are deferred this long while it runs (0 = never).",
+    )
+    archiver_max_long_jobs: int = Field(
+        2,
+        ge=0,
+        description="Long snapshots set aside from the slots at once: an archiver runs at most"
+        " ARCHIVER_CONCURRENCY + this many snapshots.",
+    )
     media_concurrency: int = Field(1, ge=1, description="Media jobs one media worker runs at once.")
     job_retry_delay_seconds: float = Field(
         30, gt=0, description="Delay before a job is redelivered after S3 or NATS failed."

@@ -4,7 +4,9 @@ uploads their output to S3 and streams every record to the writer.
 The archiver and media services are this worker with different consumers and plugin sets.
 Acknowledgement rules: a job is acked only after its records and its CaptureDone were
 stored by JetStream; when S3 or NATS fail mid-job the message is nak'ed with a delay and
-redelivered (nothing is lost); a job message that violates its model is terminated.
+redelivered (nothing is lost); a job message that violates its model is terminated; a job
+whose host has a long (likely stalled) job running here is nak'ed with a delay, so the slots
+go to other hosts meanwhile (`shared/capture/slots.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from shared import bus
 from shared.capture import metrics
 from shared.capture.artifacts import artifact_key, content_type, meta_key, snapshot_prefix
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
+from shared.capture.slots import SlotPolicy, Slots, host_of
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
 from shared.hooks.config import load_plugin_config
@@ -64,6 +67,11 @@ class WorkerConfig:
     scratch_dir: Path
     s3_prefix: str
     concurrency: int = 2
+    long_job_s: float = 0.0
+    """A job running this long stops holding a slot, and its host's other jobs are deferred
+    while it runs (0 = never)."""
+    max_long_jobs: int = 0
+    """Long jobs set aside from the slots at once (what runs is at most concurrency + this)."""
     only_plugins: Collection[str] | None = None
     skip_plugins: Collection[str] = ()
     hook_env: dict[str, str] = field(default_factory=dict)
@@ -227,12 +235,11 @@ def _list_files(output_dir: Path) -> list[tuple[Path, str, int]]:
     ]
 
 
-async def process(cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, msg: Msg) -> None:
-    """Handle one job message from start to ack/nak/term: accept it, run its hooks, report
-    the attempt done (ack), or have it redelivered later when S3 or NATS failed (nak)."""
-    job = await accept(cfg, msg)
-    if job is None:
-        return
+async def process(
+    cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, msg: Msg, job: CaptureJob
+) -> None:
+    """Handle one accepted job message to its ack or nak: run its hooks, report the attempt
+    done (ack), or have it redelivered later when S3 or NATS failed (nak)."""
     run = msg.metadata.num_delivered if msg.metadata else 1
     jr = JobRun(cfg, js, store, job, run)
     out_dir = cfg.scratch_dir / f"{job.snapshot_id}-{job.attempt}-{run}"
@@ -326,10 +333,26 @@ async def retry_later(cfg: WorkerConfig, job: CaptureJob, msg: Msg, exc: Excepti
         "%s: job %d will be retried in %.0fs: %s", cfg.service, job.job_id, cfg.nak_delay_s, exc
     )
     JOBS_DONE.labels(cfg.service, "nak").inc()
+    await nak_later(msg, cfg.nak_delay_s)
+
+
+async def defer(cfg: WorkerConfig, job: CaptureJob, msg: Msg, host: str) -> None:
+    """A job of a host whose job here is long: nak it with a delay (JetStream redelivers it;
+    the slot goes to another host's job meanwhile)."""
+    log.info(
+        "%s: job %d deferred %.0fs: a job of %s is still running here",
+        cfg.service, job.job_id, cfg.long_job_s, host,
+    )  # fmt: skip
+    JOBS_DONE.labels(cfg.service, "deferred").inc()
+    await nak_later(msg, cfg.long_job_s)
+
+
+async def nak_later(msg: Msg, delay: float) -> None:
+    """Have JetStream redeliver the message after `delay` seconds."""
     try:
-        await msg.nak(delay=cfg.nak_delay_s)
-    except Exception as nak_exc:  # redelivery after ack_wait covers a lost nak
-        log.warning("nak failed: %s", nak_exc)
+        await msg.nak(delay=delay)
+    except Exception as exc:  # redelivery after ack_wait covers a lost nak
+        log.warning("nak failed: %s", exc)
 
 
 def sweep_stale_scratch(scratch_dir: Path) -> list[Path]:
@@ -370,7 +393,8 @@ async def report_binaries(
 async def run_worker(
     cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, stop: asyncio.Event
 ) -> None:
-    """Fetch and process jobs, at most cfg.concurrency at a time, until stop is set."""
+    """Fetch and process jobs until stop is set: at most cfg.concurrency in the slots, plus
+    up to cfg.max_long_jobs set aside after cfg.long_job_s (shared/capture/slots.py)."""
     metrics.initialise(cfg.service)
     await asyncio.to_thread(sweep_stale_scratch, cfg.scratch_dir)
     if cfg.binaries is None:
@@ -380,15 +404,26 @@ async def run_worker(
             log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
         await report_binaries(cfg, js, cfg.binaries)
     sub = await bus.pull_subscribe(js, cfg.consumer)
+    slots = Slots(SlotPolicy(cfg.concurrency, cfg.long_job_s, cfg.max_long_jobs))
     running: set[asyncio.Task[None]] = set()
     while not stop.is_set():
-        free = cfg.concurrency - len(running)
+        free = slots.free()
         if free <= 0:
-            await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            timeout = slots.next_change()
+            await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             continue
         for msg in await bus.fetch(sub, free, timeout=1.0):
-            task = asyncio.create_task(process(cfg, js, store, msg))
+            job = await accept(cfg, msg)
+            if job is None:
+                continue
+            host = host_of(job.url)
+            if slots.stalled(host):
+                await defer(cfg, job, msg, host)
+                continue
+            task = asyncio.create_task(process(cfg, js, store, msg, job))
+            slots.start(task, host)
             running.add(task)
             task.add_done_callback(running.discard)
+            task.add_done_callback(slots.end)
     if running:
         await asyncio.wait(running)

@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import socket
+import threading
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from nats.js.errors import NotFoundError
+from prometheus_client import REGISTRY
 
 from services.supervisor.children import free_ports
 from shared import bus
@@ -22,6 +26,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, MODELS, RESULTS
 from testkit.httpserver import FixtureServer, Reply
+from testkit.rawserver import Behaviour, RawServer, head
 
 pytestmark = pytest.mark.integration
 PAGE = b"<html><title>t</title><p>page</p></html>"
@@ -62,7 +67,7 @@ class Harness:
             hook_env={"ALLOW_PRIVATE_TARGETS": "true", "PATH": "/usr/bin:/bin"},
         )  # fmt: skip
 
-    async def results(self, until_done: int, timeout: float = 60) -> list[object]:
+    async def results(self, until_done: int, timeout: float = 120) -> list[object]:
         sub = await self.js.pull_subscribe("capture.>", stream=RESULTS.name)
         got: list[object] = []
         loop = asyncio.get_running_loop()
@@ -154,3 +159,72 @@ async def test_s3_down_naks_the_job_and_nothing_is_acked(
             if (await h.js.get_msg(RESULTS.name, seq)).subject == CAPTURE_DONE
         ]
         assert dones == [], "no attempt is reported done while its files are not stored"
+
+
+STALL_FOR_GOOD = {
+    "FETCH_HEADER_TIMEOUT": "900",
+    "FETCH_IDLE_TIMEOUT": "900",
+    "FETCH_TIMEOUT": "900",
+}
+"""The fetch waits on a held request until the test releases it (no timeout ends it first)."""
+
+
+def held_until(released: threading.Event) -> Behaviour:
+    """Reads the request and answers nothing until `released` is set; then the page."""
+
+    def run(sock: socket.socket, stop: threading.Event) -> None:
+        while not released.wait(0.1):
+            if stop.is_set():
+                return
+        sock.sendall(head(Content_Type="text/html", Content_Length=len(PAGE)) + PAGE)
+
+    return run
+
+
+async def test_a_stalling_host_does_not_starve_another_host(
+    nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
+) -> None:
+    """One slot. Two jobs of a host that stalls, then two of a healthy host: the stalled job
+    turns long and is set aside, its host's second job is deferred (nak, redelivered), and
+    the healthy host's jobs are captured while the stall still holds; once it ends, all four
+    are done, each once, and nothing is left in the work queue."""
+    s = settings(nats_url, s3_env)
+    released = threading.Event()
+    deferred = {"service": "archiver", "outcome": "deferred"}
+    deferred_before = REGISTRY.get_sample_value("dla_capture_jobs_total", deferred) or 0
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        with RawServer("127.0.0.4") as bad:
+            bad.routes["/stall"] = held_until(released)
+            base = h.config()
+            cfg = replace(
+                base, concurrency=1, long_job_s=1, max_long_jobs=1, only_plugins={"fetch"},
+                hook_env={**base.hook_env, **STALL_FOR_GOOD},
+            )  # fmt: skip
+            for job_id, url in enumerate(
+                [f"{bad.base}/stall", f"{bad.base}/stall", f"{site.base}/p", f"{site.base}/p"], 1
+            ):
+                await bus.publish(h.js, JOB_CAPTURE, job(url, job_id))
+            worker = asyncio.create_task(run_worker(cfg, h.js, store, h.stop))
+            got = await h.results(until_done=2)
+            first = [m.job_id for m in got if isinstance(m, CaptureDone)]
+            assert sorted(first) == [3, 4], "the healthy host's jobs end first"
+            assert [p for p, _ in bad.requests] == ["/stall"], "the stalled host's 2nd job waits"
+            released.set()
+            got = await h.results(until_done=4)
+            h.stop.set()
+            await worker
+        info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)
+        assert info.num_ack_pending == 0 and info.num_pending == 0
+    done = {m.job_id: m for m in got if isinstance(m, CaptureDone)}
+    assert sorted(done) == [1, 2, 3, 4] and len(done) == 4, "each job done, once"
+    assert done[1].run == 1 and done[2].run > 1, "job 2 came back through JetStream"
+    assert (REGISTRY.get_sample_value("dla_capture_jobs_total", deferred) or 0) > deferred_before
+    assert [p for p, _ in bad.requests] == ["/stall", "/stall"]
+    fetched = {
+        e.job_id
+        for e in got
+        if isinstance(e, CaptureEvent)
+        and isinstance(e.record, ArchiveResultRecord)
+        and e.record.status == "succeeded"
+    }
+    assert fetched == {1, 2, 3, 4}
