@@ -282,7 +282,11 @@ def main() -> int:
         "settings (PER_DOMAIN_CONCURRENCY=1, WORKER_CONCURRENCY=4, ARCHIVER_CONCURRENCY=2, "
         "FETCH_IDLE_TIMEOUT=15, FETCH_HEADER_TIMEOUT=20, HOOK_MEMORY_LIMIT_MB=512, "
         "ARCHIVER_LONG_JOB_SECONDS=20, ARCHIVER_MAX_LONG_JOBS=2)"
-        + "".join(f"; here {k}={v}" for k, v in sorted(overrides.items()))
+        + (
+            f"; here {', '.join(f'{k}={v}' for k, v in sorted(overrides.items()))}"
+            if overrides
+            else ""
+        )
         + ".\n\n"
         "| | ordinary pages alone | with the hostile host |\n|---|---|---|\n"
         f"| median poll → artifact stored (s) | {med_a:.2f} | {med_b:.2f} |\n"
