@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sqlite3
 import statistics
 import subprocess
@@ -27,6 +26,7 @@ from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
 
 REPO = Path(__file__).resolve().parents[1]
 GEN_SITE = REPO.parent / "shared" / "bench" / "gen_site.py"
@@ -79,7 +79,7 @@ def main() -> int:
 
         forum.routes["/posts.rss"] = rss
         (web_port,) = free_ports(1)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+        env = own_engines_env()
         env.update(
             RSS_URL=f"{forum.base}/posts.rss",
             POLL_INTERVAL_SECONDS="1",

@@ -46,6 +46,7 @@ from testkit.rawserver import (
     silent,
     stream,
 )
+from testkit.stack_env import own_engines_env
 
 MB = 1024 * 1024
 GOOD_PAGES = 8
@@ -199,7 +200,7 @@ def run(
 
         forum.routes["/posts.rss"] = rss
         (web_port,) = free_ports(1)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+        env = own_engines_env()
         env.update(
             RSS_URL=f"{forum.base}/posts.rss",
             POLL_INTERVAL_SECONDS="1",

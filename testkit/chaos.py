@@ -30,6 +30,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
 
 REPO = Path(__file__).resolve().parents[1]
 KEPT_PLUGINS = frozenset({"fetch", "metadata"})
@@ -142,7 +143,7 @@ def site(links_per_post: int = 2) -> Iterator[Site]:
 
 def fault_env(site: Site, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a fault run: production defaults except what a fixture needs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env = own_engines_env()
     (web_port,) = free_ports(1)
     env.update(
         RSS_URL=site.rss_url,

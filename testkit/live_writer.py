@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
 import sys
@@ -16,6 +15,7 @@ from typing import Any
 from services.supervisor.children import Child
 from shared import bus
 from shared.messages import Message
+from testkit.stack_env import own_engines_env
 from testkit.writer_harness import SUBJECT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ class LiveWriter:
         return self.data_dir / "run" / "writer.port"
 
     def full_env(self) -> dict[str, str]:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+        base = own_engines_env()
         base.update(
             DATA_DIR=str(self.data_dir),
             NATS_URL=self.nats_url,

@@ -4,7 +4,6 @@ local page is captured with the warm browser and its screenshot, PDF and DOM lan
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -21,6 +20,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import JOB_CAPTURE, MODELS, RESULTS
 from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
 
 pytestmark = pytest.mark.integration
 PAGE = (
@@ -57,7 +57,7 @@ async def collect(nats_url: str, until_done: int, timeout: float) -> list[object
 async def test_archiver_process_captures_screenshot_pdf_and_dom_into_s3(
     nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env = own_engines_env()
     env.update(s3_env, NATS_URL=nats_url, DATA_DIR=str(tmp_path / "data"),
                ALLOW_PRIVATE_TARGETS="true", LOG_LEVEL="INFO")  # fmt: skip
     settings = CommonSettings.model_validate({k.lower(): v for k, v in env.items()})

@@ -25,6 +25,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from testkit.forum import posts_rss
 from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +94,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
             body = f"<html><head><title>Page {i}</title></head><body>owl number {i}</body></html>"
             pages.routes[f"/page/{i}"] = Reply(body.encode())
         (port,) = free_ports(1)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+        env = own_engines_env()
         env.update(
             DATA_DIR=str(tmp / "data"),
             RSS_URL=f"{forum.base}/posts.rss",

@@ -10,7 +10,6 @@ skipped elsewhere.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import pytest
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.live_writer import publish_all
+from testkit.stack_env import own_engines_env
 from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration
@@ -67,7 +67,7 @@ def test_web_reads_a_live_database_on_a_readonly_mount(
 ) -> None:
     rw, ro = readonly_view
     (web_port,) = free_ports(1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env = own_engines_env()
     env.update(ARCHIVE_MODE="all", BACKUP_INTERVAL_SECONDS="0", WEB_PORT=str(web_port))
     stack = Stack(data_dir=tmp_path / "engines", env=env, services=("writer", "web"))
     try:

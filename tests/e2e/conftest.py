@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
 
 
 @dataclass
@@ -106,7 +106,7 @@ class Running:
 @pytest.fixture
 def running(tmp_path: Path, forum: Forum) -> Iterator[Running]:
     (web_port,) = free_ports(1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env = own_engines_env()
     env.update(
         RSS_URL=forum.rss_url,
         POLL_INTERVAL_SECONDS="0.5",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 import sys
 import threading
@@ -28,6 +27,7 @@ from shared.subjects import STREAMS
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.nats_cluster import NatsCluster
+from testkit.stack_env import own_engines_env
 
 pytestmark = pytest.mark.integration
 
@@ -89,9 +89,7 @@ def test_two_archivers_share_one_cluster(
         forum.routes["/posts.rss"] = Reply(
             posts_rss(forum.base, posts), headers={"Content-Type": "application/rss+xml"}
         )
-        base_env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))
-        }
+        base_env = own_engines_env()
         base_env.update(
             NATS_URL=cluster.url,
             NATS_REPLICAS="3",

@@ -13,6 +13,7 @@ import pytest
 
 from services.supervisor.restarts import HEALTHY_RESET_S, Restarts, exit_reason
 from services.supervisor.stack import Stack
+from testkit.stack_env import own_engines_env
 
 
 def test_backoff_grows_then_resets_after_a_healthy_stretch() -> None:
@@ -52,7 +53,7 @@ def port_open(url: str) -> bool:
 def test_killed_engines_are_restarted_on_their_ports(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env = own_engines_env()
     stack = Stack(data_dir=tmp_path / "data", env=env, services=())
     caplog.set_level(logging.INFO)
     try:

@@ -26,6 +26,7 @@ import pytest
 from services.supervisor.children import free_ports
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +86,7 @@ def site() -> Iterator[Site]:
 
 
 def up_env(data_dir: Path, site: Site, mark: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "S3_", "AWS_"))}
+    env = own_engines_env()
     env.update(
         DATA_DIR=str(data_dir),
         RSS_URL=f"{site.forum.base}/posts.rss",
