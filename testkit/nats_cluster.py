@@ -16,7 +16,7 @@ import nats
 from nats.js.api import StreamConfig
 
 from services.supervisor.children import Child, free_ports, wait_for_port
-from services.supervisor.infra import MAX_PAYLOAD, venv_binary
+from services.supervisor.infra import nats_argv
 
 
 @dataclass
@@ -68,11 +68,8 @@ class NatsCluster:
         routes = ",".join(
             f"nats://127.0.0.1:{n.cluster_port}" for n in self.nodes if n.name != node.name
         )
-        conf = node.store / "nats.conf"
-        conf.write_text(f"max_payload: {MAX_PAYLOAD}\n")
         argv = [
-            venv_binary("nats-server"), "-c", str(conf), "-a", "127.0.0.1",
-            "-p", str(node.client_port), "-js", "-sd", str(node.store),
+            *nats_argv(node.store, node.client_port),
             "--server_name", node.name, "--cluster_name", self.name,
             "--cluster", f"nats://127.0.0.1:{node.cluster_port}", "--routes", routes,
         ]  # fmt: skip

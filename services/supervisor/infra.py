@@ -42,6 +42,17 @@ class Nats:
         return int(self.url.rsplit(":", 1)[1])
 
 
+def nats_argv(store_dir: Path, port: int) -> list[str]:
+    """nats-server with JetStream on 127.0.0.1:`port`, its store and config (the payload
+    limit) in `store_dir`; a cluster node adds its cluster flags."""
+    conf = store_dir / "nats.conf"
+    conf.write_text(f"max_payload: {MAX_PAYLOAD}\n")
+    return [
+        venv_binary("nats-server"), "-c", str(conf),
+        "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store_dir),
+    ]  # fmt: skip
+
+
 def start_nats(store_dir: Path, log_path: Path | None = None, port: int = -1) -> Nats:
     """Start nats-server with JetStream on 127.0.0.1 (port -1 = a free port)."""
     store_dir.mkdir(parents=True, exist_ok=True)
@@ -49,13 +60,7 @@ def start_nats(store_dir: Path, log_path: Path | None = None, port: int = -1) ->
     ports_dir.mkdir(exist_ok=True)
     for old in ports_dir.glob("*.ports"):
         old.unlink()
-    conf = store_dir / "nats.conf"
-    conf.write_text(f"max_payload: {MAX_PAYLOAD}\n")
-    argv = [
-        venv_binary("nats-server"), "-c", str(conf),
-        "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store_dir),
-        "--ports_file_dir", str(ports_dir),
-    ]  # fmt: skip
+    argv = [*nats_argv(store_dir, port), "--ports_file_dir", str(ports_dir)]
     child = Child("nats", argv, log_path=log_path).start()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
