@@ -7,9 +7,10 @@ gives text only). The chosen candidate is the one whose text shares the most wor
 shingles with all the others (the medoid): an extractor that grabbed a comment section or
 a navigation menu, or that dropped half the article, disagrees with the rest and loses.
 On the article-extraction benchmark this beats every single extractor (docs/benchmarks.md).
-Ties go to the earlier candidate (trafilatura precision on the rendered DOM first). When the
-rendered DOM and the raw HTML show the same visible text (a static page), only the first is
-extracted.
+Ties go to the earlier candidate (trafilatura precision on the rendered DOM first). Elements
+the page hides (`hidden`, inline `display: none`, `aria-hidden`) are removed from each source
+before any extractor sees it (shared.content.visible). When the rendered DOM and the raw HTML
+show the same visible text (a static page), only the first is extracted.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from readability import Document
 
 from shared.content.canonical import canonical_text
 from shared.content.shingles import Shingles, agreement, shingles
+from shared.content.visible import visible_html
 
 log = logging.getLogger(__name__)
 STOPLIST = justext.get_stoplist("English")
@@ -152,8 +154,9 @@ def distinct(sources: Sequence[Source]) -> list[Source]:
 
 def extract_article(sources: Sequence[Source]) -> Article | None:
     """The page's article from its HTML versions (rendered first), or None if none is found.
-    Versions with the same visible text are extracted once (`distinct`)."""
-    unique = distinct(sources)
+    Elements the page hides are removed first (shared.content.visible); versions with the
+    same visible text are then extracted once (`distinct`)."""
+    unique = distinct([Source(s.name, visible_html(s.html)) for s in sources])
     found = candidates(unique)
     voters = [_justext(s.html) for s in unique]
     return choose(found, voters)

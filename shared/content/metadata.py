@@ -7,7 +7,7 @@ space-separated `property` names several):
 - title: Dublin Core title, JSON-LD headline (unless it shares < 2 words with `<title>`;
   sites update the JSON-LD headline when og:title goes stale), JSON-LD name, og:title,
   twitter:title, parsely-title, `<title>`, first `<h1>`; a platform's wrapper
-  text is removed (shared.content.platforms)
+  text is removed and posts on X / TikTok read "Name (@handle) on X" (shared.content.platforms)
 - description: Dublin Core, og:description, description, twitter:description, JSON-LD
 - author: a platform's og:title author, Dublin Core creator, JSON-LD author names, author /
   article:author / parsely-author / sailthru.author meta, trafilatura's author finder, byline
@@ -310,7 +310,7 @@ def extract_metadata(html: str, url: str, find_dates: bool = True) -> PageMetada
     html_lang = root.get("lang") or root.get("xml:lang")
     return PageMetadata(
         title=platforms.clean_title(
-            _title(meta, ld, page_title) or (_node_text(h1) if h1 is not None else None)
+            url, _title(meta, ld, page_title) or (_node_text(h1) if h1 is not None else None)
         ),
         description=_first(meta, DESCRIPTION_KEYS) or _clean(jsonld.text(ld.get("description"))),
         author=author,

@@ -88,3 +88,11 @@ def test_versions_with_the_same_text_are_extracted_once():
     article = extract_article([Source("rendered", same), Source("raw", PAGE)])
     assert article is not None and article.source == "rendered"
     assert all(key.startswith("rendered/") for key in article.votes)
+
+
+def test_text_the_page_hides_is_not_in_the_article():
+    hidden = PARAS[0].replace("council", "committee")
+    page = PAGE.replace(f"<p>{PARAS[1]}</p>", f"<p>{PARAS[1]}</p><div hidden><p>{hidden}</p></div>")
+    article = extract_article([Source("raw", page)])
+    assert article is not None
+    assert PARAS[1] in article.text and "committee" not in article.text

@@ -89,6 +89,25 @@ def test_platform_author_and_reddit_wrapper():
     )
 
 
+def test_posts_on_x_and_tiktok_are_titled_name_handle_platform():
+    def title(og_title: str, url: str) -> str | None:
+        html = page(f'<meta property="og:title" content="{og_title}">')
+        return extract_metadata(html, url, find_dates=False).title
+
+    post = "https://x.com/jane_d/status/123"
+    assert title("Jane Doe on X: &quot;a long post&quot; / X", post) == "Jane Doe (@jane_d) on X"
+    assert title("Jane Doe (@jane_d) on X", post) == "Jane Doe (@jane_d) on X"
+    assert title("Jane Doe (@jane_d) / X", "https://x.com/jane_d") == "Jane Doe (@jane_d) on X"
+    assert title("Jo on TikTok", "https://www.tiktok.com/@jo.jo/video/7") == "Jo (@jo.jo) on TikTok"
+    # not a post title (a wall, a search page) or not a post URL: left as it is
+    assert title("Log in to X / X", post) == "Log in to X / X"
+    assert title("Search / X", "https://x.com/search") == "Search / X"
+    assert title("Jane Doe on X: &quot;hi&quot; / X", "https://x.com/home") == (
+        'Jane Doe on X: "hi" / X'
+    )
+    assert title("Jo on TikTok", "https://example.com/@jo/video/7") == "Jo on TikTok"
+
+
 def test_page_links_are_http_urls_only():
     html = page(
         '<link rel="canonical" href="javascript:alert(1)"><link rel="icon" href="data:x">'
