@@ -11,8 +11,9 @@ space-separated `property` names several):
 - description: Dublin Core, og:description, description, twitter:description, JSON-LD
 - author: a platform's og:title author, Dublin Core creator, JSON-LD author names, author /
   article:author / parsely-author / sailthru.author meta, trafilatura's author finder, byline
-  markup (rel=author, itemprop=author, .byline, .author). Twitter handles are not names. URLs,
-  "By"/"View all posts by" prefixes and names equal to the site's name are not authors.
+  markup (rel=author, itemprop=author, .byline, .author). Twitter handles are not names. URLs
+  (also as words: "Www Facebook Com"), "By"/"View all posts by" prefixes and names equal to
+  the site's name are not authors.
 - published_at: trafilatura's date finder (htmldate: original publication date) unless a
   meta/JSON-LD/markup date says the same day with a time (then that, more precise); else
   article:published_time and kin, JSON-LD datePublished, itemprop=datePublished, `<time>`
@@ -136,8 +137,15 @@ def _first(meta: dict[str, str], keys: tuple[str, ...]) -> str | None:
     return next((meta[k] for k in keys if k in meta), None)
 
 
+URL_WORDS = re.compile(r"^www\s", re.I)
+"""A URL turned into words ("Www Facebook Com, Someone": trafilatura's author finder on an
+author meta tag that holds a profile URL). A name followed by its homepage is a name."""
+
+
 def _is_url(value: str) -> bool:
-    return bool(re.match(r"^((https?:)?//|www\.|/)|^[\w-]+(\.[\w-]+)+/", value))
+    return bool(
+        re.match(r"^((https?:)?//|www\.|/)|^[\w-]+(\.[\w-]+)+/", value) or URL_WORDS.search(value)
+    )
 
 
 def _node_text(node: lxml.html.HtmlElement) -> str | None:

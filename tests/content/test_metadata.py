@@ -70,6 +70,14 @@ def test_not_authors_are_skipped():
     assert extract_metadata(html, URL, find_dates=False).author == "Jo Writer"
 
 
+def test_a_profile_url_is_not_an_author_even_as_words():
+    html = page(
+        '<meta name="author" content="www.facebook.com/janewrites">',
+        '<p class="byline">By Jane Writer</p><p>Some text of the article.</p>',
+    )
+    assert extract_metadata(html, URL).author == "Jane Writer"
+
+
 def test_space_separated_properties_and_dublin_core_first():
     html = page(
         '<title>T</title><meta property="og:title twitter:title" content="Shared">'
