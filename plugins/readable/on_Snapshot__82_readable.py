@@ -3,8 +3,9 @@
 Reads the rendered DOM (`../dom/dom.html`) and the raw HTML (`../fetch/body.html`), each when
 present and not an HTTP error page (shared.content.inputs). For Reddit links whose JSON the
 reddit plugin turned into `../reddit/thread.html` (post and comments), that is the article.
-Otherwise trafilatura, readability-lxml and jusText vote on both versions and the candidate
-the others agree with most wins (shared.content.extract). The article is sanitized with nh3
+Otherwise the elements each version hides are removed (shared.content.visible), then
+trafilatura, readability-lxml and jusText vote on both versions and the candidate the others
+agree with most wins (shared.content.extract). The article is sanitized with nh3
 after its URLs are resolved against the final URL (shared.content.sanitize) and written as
 `article.html`; its canonical text (shared.content.canonical) is `text.txt` and the Text
 record that fills the search index. No article found: the whole page's visible text is
