@@ -84,7 +84,9 @@ class Housekeeping:
 
     async def _update_domain_gauges(self) -> None:
         try:
-            links, jobs = await self.with_conn(stats.domain_counts)
+            links, jobs = await asyncio.to_thread(
+                stats.domain_counts_readonly, self.settings.db_path
+            )
         except sqlite3.Error as exc:
             log.warning("domain gauges: %s", exc)
             return
