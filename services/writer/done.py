@@ -11,6 +11,7 @@ from services.writer import linkstore, media, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import is_permanent
+from shared.hooks.error_codes import telling
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone
 
@@ -98,7 +99,9 @@ class AttemptOutcome:
     """succeeded (every hook that ran is fine), partial (something kept, not all),
     failed (nothing kept)."""
     error_code: str | None = None
-    """The first failed (else partial) hook's error code."""
+    """The first failed (else partial) hook's error code, preferring one whose reason says
+    what happened (`stalled`, `too_large`, `http_error`...) over a vague one (`timeout`,
+    `page_unresponsive`: shared.hooks.error_codes.telling)."""
     error: str | None = None
     """`<hook>: <code> <output>` of that hook."""
 
@@ -118,6 +121,7 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     ]
     if not bad:
         return AttemptOutcome("succeeded")
-    first = bad[0]
+    # the first telling code: a stall the fetch named beats the browser's timeout on it
+    first = next((r for r in bad if telling(r["error_code"])), bad[0])
     error = f"{first['hook']}: {first['error_code'] or ''} {first['output_str']}".strip()
     return AttemptOutcome("partial" if kept else "failed", first["error_code"], error)

@@ -183,6 +183,20 @@ def retry_worthy(error_code: str | None) -> bool:
     return True if kind is None else kind.retry
 
 
+VAGUE_REASONS = frozenset(
+    {"timeout", "page_unresponsive", "browser_error", "not_loaded", "dependency_failed",
+     "hook_error", "network_error"}
+)  # fmt: skip
+"""Reasons that say something went wrong but not what the server did: a browser hook's
+timeout on a page whose server drips is less telling than the fetch's `stalled`."""
+
+
+def telling(error_code: str | None) -> bool:
+    """False for a code whose reason is vague (VAGUE_REASONS) or unknown, or no code."""
+    reason = reason_of(error_code)
+    return reason is not None and reason not in VAGUE_REASONS
+
+
 def reason_of(error_code: str | None) -> str | None:
     """Short reader-facing name of a code (stalled, not_html, ...), None for none/unknown."""
     kind = kind_of(error_code)

@@ -106,3 +106,33 @@ def test_a_failed_recapture_keeps_an_archived_link_archived_but_says_so(h: Harne
         "failed",
         "E_FETCH_HTTP_5XX",
     )
+
+
+def test_the_link_shows_the_telling_error_not_the_browsers_timeout(h: Harness) -> None:
+    """A dripping server: the browser's navigate times out first (step 2), the fetch (step 6)
+    names the stall; the reader sees `stalled`, and the navigate row keeps its own code."""
+    nav = "on_Snapshot__21_navigate.py"
+    job = start(h)
+    h.apply(
+        event(job, 0, res(nav, "failed", "E_NAVIGATE_TIMEOUT", "Timeout 30000ms exceeded")),
+        event(job, 1, res(FETCH, "failed", "E_FETCH_STALLED", "no byte for 15s")),
+        event(job, 2, res(META, "skipped", "E_METADATA_DEPENDENCY")),
+        done(job, records=3, retry=[nav, FETCH]),
+    )
+    row = link(h)
+    assert (row["last_outcome"], row["last_error_code"]) == ("failed", "E_FETCH_STALLED")
+    assert row["last_error"].startswith(FETCH)
+    codes = h.tuples("SELECT hook, error_code FROM archive_results ORDER BY id")
+    assert (nav, "E_NAVIGATE_TIMEOUT") in codes
+
+
+def test_a_vague_error_alone_is_still_shown(h: Harness) -> None:
+    nav = "on_Snapshot__21_navigate.py"
+    job = start(h)
+    h.apply(
+        event(job, 0, res(nav, "failed", "E_NAVIGATE_TIMEOUT", "Timeout")),
+        event(job, 1, res(FETCH, "succeeded")),
+        done(job, records=2, retry=[nav]),
+    )
+    row = link(h)
+    assert (row["status"], row["last_error_code"]) == ("partial", "E_NAVIGATE_TIMEOUT")
