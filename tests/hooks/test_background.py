@@ -40,13 +40,17 @@ def many_bg_hooks(root: Path, n: int) -> Path:
 @pytest.mark.parametrize("python_host", [True, False], ids=["host", "exec"])
 async def test_fifty_concurrent_background_hooks(tmp_path: Path, python_host: bool) -> None:
     plugins = many_bg_hooks(tmp_path / "plugins", 50)
-    began = time.monotonic()
     outcome, _ = await capture(tmp_path, None, plugins_dirs=[plugins], python_host=python_host)
-    took = time.monotonic() - began
     assert len(outcome.hooks) == 50
     assert all(h.result.status == "succeeded" for h in outcome.hooks)
     assert {h.result.output_str for h in outcome.hooks} == {h.hook.name for h in outcome.hooks}
-    assert took < 10, f"50 x 0.5 s background hooks took {took:.1f}s: not concurrent"
+    # concurrent, however loaded the machine: at some instant many of them ran at once
+    # (one after another, no two would overlap)
+    spans = [(h.result.started_at, h.result.ended_at) for h in outcome.hooks]
+    bounds = [(start, end) for start, end in spans if start is not None and end is not None]
+    assert len(bounds) == 50
+    overlap = max(sum(1 for s, e in bounds if s <= t < e) for t, _ in bounds)
+    assert overlap >= 5, f"at most {overlap} background hooks ran at once"
 
 
 async def test_background_hook_past_its_own_timeout_is_stopped(tmp_path: Path) -> None:
@@ -64,7 +68,7 @@ async def test_background_hook_past_its_own_timeout_is_stopped(tmp_path: Path) -
     )
     assert outcome.result("lazy").result.error_code == "E_LAZY_TIMEOUT"
     assert outcome.result("after_sh").result.status == "succeeded"
-    assert time.monotonic() - began < 3
+    assert time.monotonic() - began < 20  # never waited out the hook's 30 s sleep
 
 
 class SealProbe(Recorder):

@@ -103,7 +103,7 @@ async def test_double_forked_daemon_is_swept_by_its_pid_file(tmp_path: Path, lan
     assert rec.alive_at_finish  # a daemon lives through its hook ...
     assert not pid_alive(rec.daemon)  # ... but not through the snapshot
     assert not list((tmp_path / "out").glob("*/*.pid"))
-    assert time.monotonic() - began < (3 if ignore == "0" else 4)
+    assert time.monotonic() - began < 20  # never waited on the daemon (it sleeps 60 s)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -116,7 +116,7 @@ async def test_processes_left_in_the_hook_group_are_stopped(
     child = int((tmp_path / "out" / f"leftover_{suffix}.child").read_text())
     assert outcome.result(f"leftover_{suffix}").result.status == "succeeded"
     assert not pid_alive(child)
-    assert time.monotonic() - began < 3  # the child held stdout open: no waiting on it
+    assert time.monotonic() - began < 20  # the child held stdout open: no waiting on it
 
 
 async def test_pid_file_of_an_older_process_is_never_killed(tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ async def test_observer_failure_stops_the_snapshot_and_its_hooks(tmp_path: Path)
     began = time.monotonic()
     with pytest.raises(RuntimeError, match="the bus is down"):
         await run.run()
-    assert time.monotonic() - began < 3
+    assert time.monotonic() - began < 20  # slow_sh was stopped, not waited out
     for r in run.runs:
         assert r.process is None or not r.process.leftovers()
 
@@ -191,5 +191,5 @@ async def test_daemon_that_keeps_stdout_open_cannot_hang_the_snapshot(tmp_path: 
     outcome = await SnapshotRun(spec, rec, kill_grace=0.5).run()
     assert outcome.result("sloppy").result.status == "succeeded"
     assert rec.alive_at_finish and not pid_alive(rec.daemon)
-    assert time.monotonic() - began < 4  # gave up on the pipe after the drain timeout
+    assert time.monotonic() - began < 20  # gave up on the pipe (the daemon sleeps 60 s)
     assert not list((tmp_path / "out").glob("*/*.pid"))
