@@ -22,12 +22,12 @@ async def test_fetch_returns_what_is_there_without_waiting_for_a_full_batch(nats
         puller = await Puller.create(nc, nc.jetstream(), WRITER_FEED)
         started = time.monotonic()
         msgs = await puller.fetch(500, timeout=5)
-        assert len(msgs) == 3 and time.monotonic() - started < 1
+        assert len(msgs) == 3 and time.monotonic() - started < 4  # not the 5 s timeout
         for m in msgs:
             await m.ack_sync()
         started = time.monotonic()
         assert await puller.fetch(500, timeout=0.3) == []
-        assert 0.2 < time.monotonic() - started < 2
+        assert 0.2 < time.monotonic() - started < 4  # waited its 0.3 s, then returned
         # A message published while a request waits arrives at once.
         await publish_all(nats_url, [post("late")])
         msgs = await puller.fetch(500, timeout=5)
