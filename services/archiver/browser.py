@@ -31,6 +31,24 @@ from services.archiver import proctree
 
 log = logging.getLogger(__name__)
 
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding",
+    "ThirdPartyStoragePartitioning", "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin", "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled",
+    "PreconnectToSearch", "msForceBrowserSignIn", "msEdgeUpdateLaunchServicesPreferredVersion",
+)  # fmt: skip
+"""The features Playwright's own launch disables. Chromium keeps only the last
+`--disable-features` of its command line, so ours must repeat them (tests/archiver/
+test_broker.py checks this list still covers Playwright's after an upgrade)."""
+OWN_DISABLED_FEATURES = (
+    "Translate",
+    # Chromium's headless mode is the whole browser: every context gets a window whose
+    # omnibox popup is a WebUI page preloaded in a renderer of its own, ~0.9 CPU-s a snapshot
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "PreloadTopChromeWebUI",
+)
 CHROMIUM_ARGS = (
     "--no-sandbox",
     "--disable-gpu",
@@ -40,9 +58,10 @@ CHROMIUM_ARGS = (
     "--no-first-run",
     "--disable-quic",
     "--disable-dev-shm-usage",
-    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    "--disable-features=" + ",".join(PLAYWRIGHT_DISABLED_FEATURES + OWN_DISABLED_FEATURES),
 )
-"""PLATFORM.md's flags, plus: /dev/shm is small in containers; no translate/cast/hints."""
+"""PLATFORM.md's flags, plus: /dev/shm is small in containers; no QUIC (every request goes
+through the egress proxy); no translate, no browser-UI WebUI renderers."""
 
 RESTART_REASONS = ("crash", "hang", "memory", "age", "captures", "context-close")
 RESTARTS = Counter("dla_archiver_browser_restarts_total", "Browser restarts by reason", ["reason"])

@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,24 @@ async def test_a_limit_restart_waits_for_open_snapshots(leak_free: None) -> None
             assert not waiting.done()
             assert await page.evaluate("2 * 21") == 42  # our browser was not pulled away
         assert await waiting is not None and broker.restarts == 1
+
+
+async def test_the_browser_runs_no_ui_renderers_and_keeps_playwrights_features(
+    leak_free: None,
+) -> None:
+    """Our --disable-features (the last on the command line, the one Chromium keeps) still
+    disables everything Playwright's does; and a snapshot's context brings no browser-UI
+    page (the omnibox popup WebUI costs a renderer per context)."""
+    async with BrowserBroker(BrowserLimits()) as broker, broker.context() as ctx:
+        page = await ctx.new_page()
+        await page.goto("about:blank")
+        pid = broker.pid
+        assert pid is not None and broker._browser is not None
+        raw = await asyncio.to_thread(Path(f"/proc/{pid}/cmdline").read_bytes)
+        argv = raw.decode().split("\0")
+        cdp = await broker._browser.new_browser_cdp_session()
+        targets = (await cdp.send("Target.getTargets", {"filter": [{}]}))["targetInfos"]
+    lists = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--disable-features=")]
+    assert len(lists) >= 1
+    assert set(lists[0]) <= set(lists[-1]), set(lists[0]) - set(lists[-1])
+    assert [t["url"] for t in targets if t["type"] == "browser_ui"] == []
