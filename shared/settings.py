@@ -72,6 +72,7 @@ SECRET_ENV_VARS: frozenset[str] = frozenset(
         "NATS_CREDS",
         "ADMIN_TOKEN",
         "ADMIN_TOKENS",
+        "TAKEDOWN_KEY",
     }
 )
 """Environment variables that hold secrets: never logged, stored, or passed to hooks."""

@@ -1,7 +1,8 @@
 """Database backups to S3 (``VACUUM INTO``, made publishable, gzip, upload) and restore.
 
 A backup is the publishable database: taken-down links and the private admin tables are
-left out (`make_publishable`).
+left out (`make_publishable`); the takedown tombstones (hashes, see ``tombstones.py``) stay, so
+a restored database still refuses the URLs taken down.
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
 [--date YYYY-MM-DD]`` downloads the backup (default: the newest), checks ``PRAGMA
@@ -71,8 +72,10 @@ PRIVATE_TABLES = ("admin_audit", "s3_removals")
 
 def make_publishable(path: Path) -> None:
     """Remove from a database copy what the public must not see: every row of taken-down
-    links (secure_delete, then VACUUM, so no freed page keeps them), the private tables, and
-    who excluded a domain and why."""
+    links (secure_delete, then VACUUM, so no freed page keeps them; the full-text indexes
+    merged into one segment, so no older segment keeps the words of a deleted row), the
+    private tables, and who excluded a domain and why. The takedown tombstones stay: they
+    are how a database restored from the copy still knows the URLs taken down."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA secure_delete = ON")
@@ -86,11 +89,11 @@ def make_publishable(path: Path) -> None:
         if "taken_down_at" in columns.get("links", set()):
             down = "SELECT id FROM links WHERE taken_down_at IS NOT NULL"
             # (quoted names: this edits a copy, not the database whose tables have owners)
-            if "archive_results" in columns and "snapshots" in columns:
-                conn.execute(
-                    'DELETE FROM "archive_results" WHERE snapshot_id IN'
-                    f" (SELECT id FROM snapshots WHERE link_id IN ({down}))"
-                )
+            if "snapshots" in columns:  # rows of their snapshots (hook results and attempts)
+                snapshots = f"SELECT id FROM snapshots WHERE link_id IN ({down})"
+                for table, cols in columns.items():
+                    if "snapshot_id" in cols and "link_id" not in cols:
+                        conn.execute(f'DELETE FROM "{table}" WHERE snapshot_id IN ({snapshots})')
             for table, cols in columns.items():
                 if table != "links" and "link_id" in cols:
                     conn.execute(f'DELETE FROM "{table}" WHERE link_id IN ({down})')
@@ -100,6 +103,12 @@ def make_publishable(path: Path) -> None:
                 conn.execute(f'DELETE FROM "{table}"')
         if "excluded_domains" in columns:
             conn.execute("""UPDATE "excluded_domains" SET reason = '', admin = ''""")
+        for (fts,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            " AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'"
+        ).fetchall():
+            # a deleted row's tokens stay in the index's older segments until they are merged
+            conn.execute(f"""INSERT INTO "{fts}" ("{fts}") VALUES ('optimize')""")
         conn.execute("COMMIT")
         conn.execute("VACUUM")
     finally:

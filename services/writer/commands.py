@@ -41,7 +41,9 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
             url.reason,
         )
         return
-    link_id = linkstore.upsert_link(ctx.conn, UrlForms.of(url), ctx.now_iso)
+    link_id = linkstore.upsert_link(
+        ctx.conn, UrlForms.of(url), ctx.now_iso, ctx.policy.takedown_key
+    )
     state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="submit", now=ctx.now, policy=ctx.policy)
     job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)

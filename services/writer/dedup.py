@@ -13,7 +13,15 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from services.writer import artifacts, feed_posts, linkstore, media, transitions
+from services.writer import (
+    artifacts,
+    feed_posts,
+    linkstore,
+    media,
+    moderation,
+    tombstones,
+    transitions,
+)
 from services.writer.context import ApplyContext
 from shared.links import CanonicalUrl, canonicalize
 
@@ -22,12 +30,18 @@ log = logging.getLogger(__name__)
 
 def on_final_url(ctx: ApplyContext, link_id: int, final_url: str) -> int:
     """Record a link's final URL; merge it into the link that URL belongs to. Returns the
-    id of the link that holds the data afterwards."""
+    id of the link that holds the data afterwards. A capture that ended on a URL taken down
+    (a short link or a redirect to it) takes its link down instead (no merge)."""
     conn = ctx.conn
     final = canonicalize(final_url)
     if not isinstance(final, CanonicalUrl):
         return link_id
     linkstore.set_final_url(conn, link_id, final.canonical)
+    forms = (final_url, final.normalized, final.canonical)
+    if tombstones.matches(conn, ctx.policy.takedown_key, forms):
+        log.info("link %d ends on a URL taken down: taking it down", link_id)
+        moderation.take_down(ctx, link_id)
+        return link_id
     row = conn.execute(
         "SELECT normalized_url, canonical_url FROM links WHERE id = ?", (link_id,)
     ).fetchone()

@@ -104,7 +104,7 @@ def _record_occurrences(
         link_id = ids_by_url.get(occ.normalized_url)
         if link_id is None:
             forms = UrlForms(occ.original_url, occ.normalized_url, occ.canonical_url, occ.domain)
-            link_id = linkstore.upsert_link(conn, forms, seen)
+            link_id = linkstore.upsert_link(conn, forms, seen, ctx.policy.takedown_key)
             ids_by_url[occ.normalized_url] = link_id
         entry = links.setdefault(link_id, _LinkInPost(occ))
         entry.outside_quote = entry.outside_quote or not occ.in_quote

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
+from services.writer.tombstones import TombstoneKey
 from shared.links.policy import DomainPolicy
 
 JobStatus = Literal["queued", "skipped_cached", "skipped_policy"]
@@ -46,6 +47,8 @@ class Policy:
     """Give video links (and pages showing a video) a media job."""
     media_job_deadline: timedelta = timedelta(minutes=65)
     """A dispatched media job silent this long is dispatched again (downloads run long)."""
+    takedown_key: TombstoneKey = field(default_factory=TombstoneKey)
+    """What takedown tombstones are hashed with (TAKEDOWN_KEY; see tombstones.py)."""
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,16 @@ rows, and absorbing a link that dedup merged into another.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from services.writer import tombstones
+from services.writer.tombstones import TombstoneKey
 from shared.links import CanonicalUrl
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -43,8 +48,12 @@ def find_link(conn: sqlite3.Connection, normalized: str, canonical: str) -> tupl
     return None if row is None else (int(row[0]), str(row[1]))
 
 
-def upsert_link(conn: sqlite3.Connection, forms: UrlForms, seen_at: str) -> int:
-    """The id of the link for these forms, created if new; last_seen_at moves forward."""
+def upsert_link(
+    conn: sqlite3.Connection, forms: UrlForms, seen_at: str, takedown_key: TombstoneKey
+) -> int:
+    """The id of the link for these forms, created if new; last_seen_at moves forward. A new
+    link whose URL was taken down before (a tombstone matches one of its forms: a database
+    restored from a backup has no row of the old link) is born taken down."""
     found = find_link(conn, forms.normalized, forms.canonical)
     if found is not None:
         link_id, via = found
@@ -56,12 +65,27 @@ def upsert_link(conn: sqlite3.Connection, forms: UrlForms, seen_at: str) -> int:
         if via == "canonical":
             add_alias(conn, link_id, forms.normalized, forms.original, "canonical", seen_at)
         return link_id
+    urls = (forms.original, forms.normalized, forms.canonical)
+    down = tombstones.matches(conn, takedown_key, urls)
     cur = conn.execute(
         "INSERT INTO links (original_url, normalized_url, canonical_url, domain,"
-        " first_seen_at, last_seen_at, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
-        (forms.original, forms.normalized, forms.canonical, forms.domain, seen_at, seen_at),
+        " first_seen_at, last_seen_at, status, taken_down_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+        (
+            forms.original,
+            forms.normalized,
+            forms.canonical,
+            forms.domain,
+            seen_at,
+            seen_at,
+            seen_at if down else None,
+        ),
     )
     link_id = int(cur.lastrowid or 0)
+    if down:
+        log.info("link %d born taken down: its URL was taken down before", link_id)
+        tombstones.record(conn, takedown_key, urls, seen_at)  # this variant's forms too
+        return link_id
     conn.execute(
         "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text,"
         " media_text) VALUES (?, ?, '', ?, ?, '', '')",

@@ -46,6 +46,10 @@ POLICY_DECISIONS = Counter(
     "Policy decisions on link occurrences and requests, by decision and reason",
     ["decision", "reason"],
 )
+TOMBSTONES_OTHER_KEY = Gauge(
+    "dla_writer_tombstones_other_key",
+    "Takedown tombstones made under another TAKEDOWN_KEY than the writer's (they match nothing)",
+)
 BACKUPS = Counter("dla_writer_backups_total", "Database backups", ["outcome"])
 LAST_BACKUP = Gauge(
     "dla_writer_last_backup_timestamp_seconds", "Unix time of the newest database backup in S3"

@@ -4,7 +4,9 @@
   its artifacts, metadata and search text are deleted; its S3 objects are queued in
   ``s3_removals`` for the housekeeping to delete (or quarantine); late capture events of it
   are dropped (`is_taken_down`). `transitions.link_state` reports it blocked, so no decision
-  ever queues it again, whatever the source.
+  ever queues it again, whatever the source. Every form of its URL is tombstoned
+  (``tombstones.py``), so a database restored from a backup, which has no row of the link,
+  still makes the URL's new link born taken down.
 - Exclude: the domain (and its subdomains) joins ``excluded_domains``; queued jobs of it
   fail for good; `transitions.link_state` reports its links blocked from then on.
 - Retry: failed links (of a domain, failed since a time) not blocked and idle get a job.
@@ -18,7 +20,7 @@ import json
 import logging
 import sqlite3
 
-from services.writer import artifacts, linkstore, transitions
+from services.writer import artifacts, linkstore, tombstones, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
@@ -97,14 +99,24 @@ def apply_takedown(ctx: ApplyContext, cmd: TakedownCommand) -> None:
     """Hide the link for good, delete what was captured of it, audit the decision."""
     if _audited(ctx, cmd.request_id):
         return
-    conn = ctx.conn
-    row = conn.execute(
+    row = ctx.conn.execute(
         "SELECT id, canonical_url, taken_down_at FROM links WHERE id = ?", (cmd.link_id,)
     ).fetchone()
     if row is None:
         _audit(ctx, "takedown", cmd, f"link {cmd.link_id}", cmd.reason, "rejected", "unknown link")
         return
     link_id, url = int(row[0]), str(row[1])
+    removed = take_down(ctx, link_id)
+    detail = f"{url}; {removed} artifact(s) removed"
+    again = " (again)" if row[2] is not None else ""
+    _audit(ctx, "takedown", cmd, f"link {link_id}", cmd.reason, "done" + again, detail)
+
+
+def take_down(ctx: ApplyContext, link_id: int) -> int:
+    """Take the link down: its queued or running jobs fail for good, its artifacts, metadata
+    and search text go, its S3 objects are queued for removal, and every form of its URL is
+    tombstoned (so a restored backup still knows it). Returns how many artifacts went."""
+    conn = ctx.conn
     for (job_id,) in conn.execute(
         "SELECT id FROM archive_jobs WHERE link_id = ? AND status IN ('queued', 'running')",
         (link_id,),
@@ -113,9 +125,8 @@ def apply_takedown(ctx: ApplyContext, cmd: TakedownCommand) -> None:
     keys = artifacts.remove_for_link(conn, link_id)
     remove_objects(conn, link_id, keys, ctx.now_iso)
     linkstore.take_down(conn, link_id, ctx.now_iso)
-    detail = f"{url}; {len(keys)} artifact(s) removed"
-    again = " (again)" if row[2] is not None else ""
-    _audit(ctx, "takedown", cmd, f"link {link_id}", cmd.reason, "done" + again, detail)
+    tombstones.bury(conn, ctx.policy.takedown_key, link_id, ctx.now_iso)
+    return len(keys)
 
 
 def apply_exclude(ctx: ApplyContext, cmd: ExcludeCommand) -> None:

@@ -18,9 +18,9 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, scheduler
+from services.writer import backup, scheduler, tombstones
 from services.writer.apply import BatchResult, Item, apply_batch, is_transient
-from services.writer.clock import utcnow
+from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, writer_lock
 from services.writer.housekeeping import Housekeeping
 from services.writer.metrics import (
@@ -94,6 +94,8 @@ class Writer:
                 return
             log.info("database %s open", self.settings.db_path)
             try:
+                now = iso(utcnow())
+                await self.db(tombstones.sync, self.conn, self.policy.takedown_key, now)
                 await self._serve(ctx)
             finally:
                 await self.db(_close, self.conn)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from services.writer.job_policy import Policy
+from services.writer.tombstones import TombstoneKey
 from shared.domain_policy_settings import DomainPolicySettings
 from shared.hooks.retry import MAX_ATTEMPTS
 
@@ -83,6 +84,13 @@ class WriterSettings(DomainPolicySettings):
     quarantine_prefix: str = Field(
         "quarantine/", description="Key prefix of quarantined objects of taken-down links."
     )
+    takedown_key: SecretStr | None = Field(
+        None,
+        description="Secret the takedown tombstones kept in every backup are hashed with"
+        " (environment only; unset: anyone with a backup can confirm a guessed URL was taken"
+        " down). Keep it as long as the backups: a database restored under another key no"
+        " longer recognises the URLs taken down before.",
+    )
 
     def policy(self) -> Policy:
         """The decision rules these settings describe."""
@@ -94,4 +102,7 @@ class WriterSettings(DomainPolicySettings):
             domains=self.domain_policy(),
             media_jobs=self.media_jobs_enabled,
             media_job_deadline=timedelta(seconds=self.media_job_deadline_seconds),
+            takedown_key=TombstoneKey(
+                self.takedown_key.get_secret_value().encode() if self.takedown_key else b""
+            ),
         )

@@ -197,12 +197,16 @@ def test_takedown_removes_a_link_from_everything(up: Up, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     raw = tmp_path / "public.sqlite3"
     raw.write_bytes(gzip.decompress(out.read_bytes()))
+    # no trace of the URL or its page, only the tombstones a restore refuses it by
+    assert b"/page/takedown" not in raw.read_bytes()
+    assert b"regrettable" not in raw.read_bytes().lower()
     with sqlite3.connect(raw) as conn:
         assert (
             conn.execute("SELECT count(*) FROM links WHERE id = ?", (link_id,)).fetchone()[0] == 0
         )
         assert conn.execute("SELECT count(*) FROM admin_audit").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM links").fetchone()[0] >= 1
+        assert conn.execute("SELECT count(*) FROM takedown_tombstones").fetchone()[0] >= 1
     # and never captured again
     again = up.dla("add", url, "--json", "--timeout", "60")
     assert again.returncode == 1

@@ -14,10 +14,12 @@ import pytest
 from services.writer import backup
 from services.writer.db import open_db, writer_lock
 from services.writer.settings import WriterSettings
+from shared.messages import SubmitCommand
 from shared.s3 import ObjectStore
 from testkit.live_writer import REPO
-from testkit.writer_harness import Harness, dump
+from testkit.writer_harness import T0, Harness, dump, occ, post
 from tests.writer.scenario import capture_messages, feed_messages
+from tests.writer.test_moderation import takedown
 
 pytestmark = pytest.mark.integration
 
@@ -68,6 +70,31 @@ async def test_backup_then_restore_gives_back_every_row(tmp_path: Path, s3_env: 
     restored.close()
     # The restored database is a working writer database (migrations are a no-op).
     open_db(target / "archive.sqlite3").close()
+
+
+async def test_a_restored_backup_still_refuses_a_url_taken_down(
+    tmp_path: Path, s3_env: dict
+) -> None:
+    url = "https://news.example/owls/where-they-nest"
+    source = settings_for(tmp_path / "a", s3_env)
+    h = Harness(open_db(source.db_path))
+    h.apply(SubmitCommand(url=url, request_id="s1", requested_at=T0))
+    h.apply(takedown(h.one("SELECT id FROM links")))
+    await backup.backup(source, DAY)
+    h.conn.close()
+
+    target = tmp_path / "b"
+    done = restore_cli(target, s3_env, "--date", "2026-03-04")
+    assert done.returncode == 0, done.stderr
+    assert b"where-they-nest" not in (target / "archive.sqlite3").read_bytes()
+    r = Harness(open_db(target / "archive.sqlite3"))
+    try:
+        assert r.one("SELECT count(*) FROM links") == 0
+        r.apply(post("g1", occ(url + "?utm_source=forum")))
+        assert r.one("SELECT taken_down_at IS NOT NULL FROM links") == 1
+        assert [j["reason"] for j in r.jobs()] == ["taken down"]
+    finally:
+        r.conn.close()
 
 
 async def test_restore_refuses_a_corrupt_backup_and_a_running_writer(
