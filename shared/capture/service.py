@@ -35,6 +35,7 @@ def worker_body(
             # media downloads are long by nature: they keep their slot
             long_job_s=0 if media else s.archiver_long_job_seconds,
             max_long_jobs=0 if media else s.archiver_max_long_jobs,
+            stop_drain_s=s.worker_stop_drain_seconds,
             only_plugins=s.media_plugins if media else None,
             skip_plugins=() if media else s.media_plugins,
             hook_env=public_env(dict(os.environ)),

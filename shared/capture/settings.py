@@ -34,6 +34,13 @@ class WorkerSettings(CommonSettings):
         " ARCHIVER_CONCURRENCY + this many snapshots.",
     )
     media_concurrency: int = Field(1, ge=1, description="Media jobs one media worker runs at once.")
+    worker_stop_drain_seconds: float = Field(
+        5,
+        ge=0,
+        description="On a stop, seconds the jobs under way get to finish; the rest are stopped"
+        " (their hooks killed, browser contexts closed) and nak'ed, so JetStream hands them to"
+        " a worker at once. Keep it under the supervisor's stop grace (8 s).",
+    )
     job_retry_delay_seconds: float = Field(
         30, gt=0, description="Delay before a job is redelivered after S3 or NATS failed."
     )

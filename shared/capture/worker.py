@@ -12,6 +12,7 @@ go to other hosts meanwhile (`shared/capture/slots.py`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -72,6 +73,9 @@ class WorkerConfig:
     while it runs (0 = never)."""
     max_long_jobs: int = 0
     """Long jobs set aside from the slots at once (what runs is at most concurrency + this)."""
+    stop_drain_s: float = 5.0
+    """On a stop, seconds the jobs under way get to finish before they are cancelled (their
+    hooks killed, contexts closed) and nak'ed for another worker."""
     only_plugins: Collection[str] | None = None
     skip_plugins: Collection[str] = ()
     hook_env: dict[str, str] = field(default_factory=dict)
@@ -256,6 +260,13 @@ async def process(
         await report_done(jr, msg, results, retry)
     except (StorageError, BusError) as exc:
         await retry_later(cfg, job, msg, exc)
+    except asyncio.CancelledError:
+        # the worker is stopping: the job goes back at once (its hooks were killed)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(msg.nak(), 2)
+        JOBS_DONE.labels(cfg.service, "nak").inc()
+        log.info("%s: stopped with the worker; handed back", job.snapshot_id)
+        raise
     finally:
         heartbeat.cancel()
         jr.forget_progress()
@@ -409,7 +420,9 @@ async def run_worker(
     while not stop.is_set():
         free = slots.free()
         if free <= 0:
-            timeout = slots.next_change()
+            # woken by a job ending, a job becoming long, or (within a second) a stop
+            change = slots.next_change()
+            timeout = 1.0 if change is None else min(change, 1.0)
             await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             continue
         for msg in await bus.fetch(sub, free, timeout=1.0):
@@ -426,4 +439,10 @@ async def run_worker(
             task.add_done_callback(running.discard)
             task.add_done_callback(slots.end)
     if running:
-        await asyncio.wait(running)
+        _, late = await asyncio.wait(running, timeout=cfg.stop_drain_s)
+        if late:
+            log.info("stopping: %d job(s) still running after %g s are handed back",
+                     len(late), cfg.stop_drain_s)  # fmt: skip
+            for task in late:
+                task.cancel()
+            await asyncio.wait(late)

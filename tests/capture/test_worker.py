@@ -228,3 +228,38 @@ async def test_a_stalling_host_does_not_starve_another_host(
         and e.record.status == "succeeded"
     }
     assert fetched == {1, 2, 3, 4}
+
+
+async def test_a_stop_hands_back_the_jobs_still_running(
+    nats_url: str, s3_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A stop gives the jobs under way `stop_drain_s`, then stops them (hooks killed, scratch
+    removed) and naks them: the job is at once there for the next worker, not lost and not
+    waiting out the ack deadline."""
+    s = settings(nats_url, s3_env)
+    released = threading.Event()
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        with RawServer("127.0.0.4") as bad:
+            bad.routes["/stall"] = held_until(released)
+            base = h.config()
+            cfg = replace(
+                base, concurrency=1, stop_drain_s=0.5, only_plugins={"fetch"},
+                hook_env={**base.hook_env, **STALL_FOR_GOOD},
+            )  # fmt: skip
+            await bus.publish(h.js, JOB_CAPTURE, job(f"{bad.base}/stall"))
+            worker = asyncio.create_task(run_worker(cfg, h.js, store, h.stop))
+            for _ in range(300):
+                if bad.requests:
+                    break
+                await asyncio.sleep(0.1)
+            assert bad.requests, "the job started"
+            h.stop.set()
+            await asyncio.wait_for(worker, 60)  # a hang guard, not a speed check
+            assert not any((tmp_path / "scratch").iterdir()), "the stopped job cleaned up"
+            sub = await bus.pull_subscribe(h.js, ARCHIVER_JOBS)
+            # well within the consumer's ack wait: only a nak makes it available this soon
+            msgs = await bus.fetch(sub, 1, timeout=ARCHIVER_JOBS.ack_wait_s / 2)
+            released.set()
+        assert len(msgs) == 1 and msgs[0].metadata.num_delivered == 2
+        assert CaptureJob.model_validate_json(msgs[0].data).job_id == 1
+        await msgs[0].ack()
