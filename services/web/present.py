@@ -1,7 +1,8 @@
 """How things read on the page: human dates, short URLs with Unicode domains, statuses.
 
-Everything here returns plain text (Jinja escapes it) except ``highlight`` and
-``reader_html``, which escape or sanitize first and only then add markup.
+Everything here returns plain text (Jinja escapes it) except ``highlight``,
+``reader_html`` and the bits of list pages (``when``, ``status_pill``, ``link_item``), which
+escape or sanitize every value first and only then add markup.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import nh3
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
 
@@ -71,7 +72,10 @@ def parse_time(value: str | None) -> datetime | None:
 
 def human_time(value: str | None, now: datetime | None = None) -> str:
     """'just now', '5 min ago', '3 h ago', 'yesterday', '12 Mar', '12 Mar 2024', 'in 2 h'."""
-    t = parse_time(value)
+    return _human(parse_time(value), now)
+
+
+def _human(t: datetime | None, now: datetime | None = None) -> str:
     if t is None:
         return "—"
     now = now or datetime.now(UTC)
@@ -95,8 +99,36 @@ def human_time(value: str | None, now: datetime | None = None) -> str:
 
 def exact_time(value: str | None) -> str:
     """'2026-11-23 11:20 UTC' (the tooltip of a human date)."""
-    t = parse_time(value)
+    return _exact(parse_time(value))
+
+
+def _exact(t: datetime | None) -> str:
     return "" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
+
+
+def esc(value: object) -> str:
+    """Text for HTML (what markupsafe's ``escape`` gives, as a plain str, in a fraction of
+    its time: the list items below escape a dozen strings each)."""
+    return str(value).translate(_ESCAPES)
+
+
+def when(value: str | None) -> Markup:
+    """A ``<time>`` element: the human date, the exact one as its tooltip. (A function, not
+    a Jinja macro: a list page shows one per item, and a macro call costs ten times more.)"""
+    t = parse_time(value)
+    return Markup(
+        f'<time datetime="{esc(value or "")}" title="{_exact(t)}">{esc(_human(t))}</time>'
+    )
+
+
+def status_pill(status: str | None, error_code: str | None) -> Markup:
+    """The status label of a link (with its error code as a tooltip)."""
+    label, cls = display_status(status, error_code)
+    title = f' title="{esc(error_code)}"' if error_code else ""
+    return Markup(f'<span class="status status-{esc(cls)}"{title}>{esc(label)}</span>')
 
 
 def unicode_host(host: str | None) -> str:
@@ -126,7 +158,8 @@ def display_url(url: str | None, limit: int = 90) -> str:
     except ValueError:
         host, rest = "", url
     text = (host + rest).rstrip("/") if host else url
-    text = "".join(c if c.isprintable() else "�" for c in text)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else "�" for c in text)
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
@@ -165,7 +198,7 @@ def file_size(n: int | None) -> str:
 
 def highlight(snippet: str | None) -> Markup:
     """An FTS snippet, escaped, with its match markers turned into <mark>."""
-    text = str(escape(snippet or ""))
+    text = esc(snippet or "")
     return Markup(text.replace(MARK_OPEN, "<mark>").replace(MARK_CLOSE, "</mark>"))
 
 
@@ -200,6 +233,28 @@ def badges(link: dict[str, Any]) -> list[str]:
     if link.get("quoted"):
         out.append("quoted")
     return out
+
+
+def link_item(link: dict[str, Any], snippet: str | None = None) -> Markup:
+    """One link of a list (home page, search results): when, domain, title, URL, snippet,
+    status and badges. Built here rather than in a Jinja macro: a page lists up to 1000
+    links, and a macro with its nested calls cost about 80 µs per item, this about 20."""
+    url = link.get("url")
+    title = link.get("title") or display_url(url, 70)
+    tags: list[str] = [status_pill(link.get("status"), link.get("error_code"))]
+    for b in badges(link):
+        tags.append(f'<span class="badge badge-{esc(b.lower())}">{esc(b)}</span>')
+    found = f'\n  <p class="snippet">{highlight(snippet)}</p>' if snippet else ""
+    return Markup(
+        '<li class="item">\n  <div class="item-meta">\n'
+        f"    {when(link.get('last_archived_at') or link.get('first_seen_at'))} · "
+        f'<span class="domain">{esc(unicode_host(link.get("domain")))}</span>\n  </div>\n'
+        f'  <a class="item-title" href="/links/{esc(link["id"])}">{esc(title)}</a>\n'
+        f'  <div class="item-url"><a href="{esc(safe_href(url))}" rel="noopener noreferrer'
+        f' nofollow" referrerpolicy="no-referrer" title="{esc(url or "")}">'
+        f"{esc(display_url(url))}</a></div>{found}\n"
+        f'  <div class="tags">\n    {"".join(tags)}\n  </div>\n</li>'
+    )
 
 
 def safe_href(url: str | None) -> str:

@@ -14,7 +14,12 @@ from services.web import present
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.filters.update(present.FILTERS)
 TEMPLATES.env.globals.update(
-    display_status=present.display_status, badges=present.badges, reader_html=present.reader_html
+    display_status=present.display_status,
+    badges=present.badges,
+    reader_html=present.reader_html,
+    when=present.when,
+    status_pill=present.status_pill,
+    link_item=present.link_item,
 )
 
 

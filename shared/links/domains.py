@@ -71,6 +71,20 @@ def registrable_domain(host: str) -> str:
     return h
 
 
+@lru_cache(maxsize=4096)
+def public_suffix(host: str) -> str:
+    """The public suffix of a host (``co.uk`` for ``news.bbc.co.uk``), from the bundled
+    list; "" when the list does not know its top-level domain (``site.example``), for IP
+    literals, and on odd input. Never raises."""
+    h = host.strip().lower().rstrip(".") if isinstance(host, str) else ""
+    if not h or h.startswith("[") or h.replace(".", "").isdigit():
+        return ""
+    try:
+        return str(_extractor()(h).suffix)
+    except Exception:  # tldextract on odd input
+        return ""
+
+
 def host_matches(host: str, entries: frozenset[str]) -> str | None:
     """The entry of ``entries`` that ``host`` equals or is a subdomain of, else ``None``.
 

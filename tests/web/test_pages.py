@@ -140,22 +140,64 @@ async def test_before_the_writer_created_the_database(tmp_path) -> None:
 
 def test_the_listing_pages_are_read_from_the_listing_index(archive) -> None:
     """The newest page and its cursor pages walk links_listed in order (no sort of every
-    listed link), with or without ANALYZE statistics."""
+    listed link), with or without ANALYZE statistics: the plan of the very SQL text the
+    page runs, whose values are bound parameters."""
     import sqlite3
-
-    from sqlalchemy.dialects import sqlite
 
     from services.web.queries import links as lq
 
     conn = sqlite3.connect(archive / "archive.sqlite3")
+    values = {"limit": 51, "at": "2026-01-01T12:00:00.000000Z", "link_id": 2}
     for analyze in (False, True):
         if analyze:
             conn.execute("ANALYZE")
-        for cursor in (None, lq.Cursor("2026-01-01T12:00:00.000000Z", 2)):
-            stmt = lq.recent_statement(50, cursor)
-            sql = str(
-                stmt.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True})
-            )
-            plan = " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
+        for after_cursor in (False, True):
+            query = lq.recent_query(after_cursor)
+            rows = conn.execute("EXPLAIN QUERY PLAN " + query.sql, query.args(values))
+            plan = " ".join(r[3] for r in rows)
             assert "USING INDEX links_listed" in plan and "TEMP B-TREE" not in plan, plan
     conn.close()
+
+
+def test_esc_escapes_as_markupsafe_does() -> None:
+    from markupsafe import escape
+
+    from services.web.present import esc
+
+    for value in ["a&b<c>\"d'e", "plain", "ünï©ode <b>", "&amp;", "", 7, None]:
+        assert esc(value) == str(escape(value)), value
+
+
+def test_a_list_item_escapes_every_field_and_keeps_only_http_links() -> None:
+    from html.parser import HTMLParser
+
+    from services.web.present import link_item
+
+    hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    item = link_item(
+        {
+            "id": 7,
+            "url": f"javascript:alert(3)//{hostile}",
+            "title": hostile,
+            "domain": hostile,
+            "status": "failed",
+            "error_code": hostile,
+            "first_seen_at": hostile,
+            "last_archived_at": None,
+            "artifacts": [{"kind": "screenshot"}],
+            "quoted": True,
+        },
+        snippet=f"\x02{hostile}\x03",
+    )
+    tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            tags.append((tag, attrs))
+
+    Tags().feed(str(item))
+    assert {t for t, _ in tags} == {"li", "div", "time", "span", "a", "p", "mark"}
+    assert all(not name.startswith("on") for _, attrs in tags for name, _ in attrs)
+    hrefs = [v for _, attrs in tags for k, v in attrs if k == "href"]
+    assert hrefs == ["/links/7", "#"]
+    assert 'class="badge badge-screenshot"' in item and 'class="badge badge-quoted"' in item

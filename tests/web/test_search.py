@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from services.web.queries.search import fts_query
+from services.web.queries.search import domain_phrase, fts_query
 
 
 async def search(client: httpx.AsyncClient, **params: str) -> dict:
@@ -32,6 +32,12 @@ async def test_filters_compose(client: httpx.AsyncClient) -> None:
         ]
     ] == [4]
     assert (await search(client, q="sourdough", domain="reddit.com"))["total"] == 1
+    assert (await search(client, q="sourdough", domain="old.reddit.com"))["total"] == 1
+    assert (await search(client, q="sourdough", domain="com"))["total"] == 1
+    # FTS5 is narrowed by "reddit" only: the exact rule on links.domain turns these away
+    assert (await search(client, q="sourdough", domain="reddit.de"))["total"] == 0
+    assert (await search(client, q="sourdough", domain="eddit.com"))["total"] == 0
+    assert (await search(client, q="sourdough", domain="d.reddit.com"))["total"] == 0
     assert (await search(client, q="sourdough", status="failed"))["total"] == 0
     assert (await search(client, q="sourdough", has_video="yes"))["total"] == 0
     assert (await search(client, q="sourdough", has_video="no"))["total"] == 2
@@ -71,10 +77,21 @@ async def test_quoted_operators_are_words(client: httpx.AsyncClient) -> None:
     assert [r["link_id"] for r in (await search(client, q="AND OR javascript"))["results"]] == [1]
 
 
+def test_domain_phrase_leaves_out_the_public_suffix() -> None:
+    # the labels in front of the suffix narrow FTS5; links.domain then decides exactly
+    assert domain_phrase("news.bbc.co.uk") == "news bbc"
+    assert domain_phrase("bbc.co.uk") == "bbc"
+    assert domain_phrase("xn--bcher-kva.de") == "xn bcher kva"
+    assert domain_phrase("site7.example") == "site7"  # a TLD the list lacks is still a TLD
+    assert domain_phrase("co.uk") == "co uk" and domain_phrase("com") == "com"  # all there is
+    assert domain_phrase("10.0.0.1") == "10 0 0 1"
+    assert domain_phrase("...") is None and domain_phrase("") is None
+
+
 def test_fts_query_quotes_every_word() -> None:
     assert fts_query('say "hi" AND -x*') == '"say" "hi" "AND" "x"'
     assert fts_query("  ") is None and fts_query("***") is None
-    assert fts_query("x", "old.reddit.com") == '"x" domain : "old reddit com"'
+    assert fts_query("x", "old.reddit.com") == '"x" domain : "old reddit"'
     assert fts_query("x", "***") == '"x"'
     assert fts_query("x", '" OR') == '"x" domain : "OR"'
     assert (fts_query("x " * 100) or "").count('"x"') == 12

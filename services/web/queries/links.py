@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Select, case, exists, func, literal, or_, select
+from sqlalchemy import Connection, Select, case, exists, func, literal_column, or_, select
 
+from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import (
     archive_artifacts,
     archive_jobs,
@@ -70,38 +73,49 @@ def has_video(link_id: Any) -> Any:
     return or_(own, shown)
 
 
+def _ids(name: str) -> Any:
+    """``SELECT value FROM json_each(:name)``: the ids given as one JSON array, so the
+    statement's text is the same whatever their number (``IN (?, ?, ...)`` would not be)."""
+    return select(literal_column("value")).select_from(func.json_each(param(name)))
+
+
+_DOWNLOADED_VIDEO_LINKS = Prepared(
+    select(link_media.c.link_id)
+    .join(media_items, media_items.c.id == link_media.c.media_id)
+    .where(link_media.c.link_id.in_(_ids("ids")), media_items.c.status == "downloaded")
+)
+
+
 def downloaded_video_links(conn: Connection, link_ids: Iterable[int]) -> set[int]:
     """Which of these links show a downloaded video (``link_media``)."""
     ids = list(link_ids)
     if not ids:
         return set()
-    stmt = (
-        select(link_media.c.link_id)
-        .join(media_items, media_items.c.id == link_media.c.media_id)
-        .where(link_media.c.link_id.in_(ids), media_items.c.status == "downloaded")
+    return {int(r["link_id"]) for r in _DOWNLOADED_VIDEO_LINKS.rows(conn, ids=json.dumps(ids))}
+
+
+_VIDEOS = Prepared(
+    select(media_items)
+    .join(link_media, link_media.c.media_id == media_items.c.id)
+    .where(link_media.c.link_id == param("link_id"))
+    .order_by(media_items.c.id)
+)
+_VIDEO_FILES = Prepared(
+    select(archive_artifacts)
+    .where(
+        archive_artifacts.c.snapshot_id == param("snapshot_id"),
+        archive_artifacts.c.kind.in_(MEDIA_KINDS),
     )
-    return {int(i) for i in conn.execute(stmt).scalars()}
+    .order_by(archive_artifacts.c.id)
+)
 
 
 def videos(conn: Connection, link_id: int) -> list[dict[str, Any]]:
     """The videos the link shows (``link_media``), each with the files of its download."""
-    stmt = (
-        select(media_items)
-        .join(link_media, link_media.c.media_id == media_items.c.id)
-        .where(link_media.c.link_id == link_id)
-        .order_by(media_items.c.id)
-    )
-    out = [dict(r) for r in conn.execute(stmt).mappings()]
+    out = _VIDEOS.rows(conn, link_id=link_id)
     for video in out:
-        files = (
-            select(archive_artifacts)
-            .where(
-                archive_artifacts.c.snapshot_id == video["snapshot_id"],
-                archive_artifacts.c.kind.in_(MEDIA_KINDS),
-            )
-            .order_by(archive_artifacts.c.id)
-        )
-        found = [dict(a) for a in conn.execute(files).mappings()] if video["snapshot_id"] else []
+        snapshot = video["snapshot_id"]
+        found = _VIDEO_FILES.rows(conn, snapshot_id=snapshot) if snapshot else []
         video["files"] = found
         video["video"] = next((a for a in found if a["kind"] == "video"), None)
         video["thumbnail"] = next((a for a in found if a["kind"] == "thumbnail"), None)
@@ -136,36 +150,41 @@ def summaries(*, status_index: bool = True) -> Select[Any]:
     )
 
 
-def recent_statement(limit: int, cursor: Cursor | None) -> Select[Any]:
-    """The listing page query (limit + 1 rows: the extra one says there is a next page)."""
+@cache
+def recent_query(after_cursor: bool) -> Prepared:
+    """The listing page query: values ``limit`` (one more than the page: the extra row says
+    there is a next page) and, after a cursor, ``at`` and ``link_id``."""
     stmt = summaries(status_index=False).order_by(listed_at.desc(), links.c.id.desc())
-    stmt = stmt.limit(limit + 1)
-    if cursor is not None:
+    stmt = stmt.limit(param("limit", integer=True))
+    if after_cursor:
         # (listed_at, id) < cursor, spelled so that the listing index serves it as a range
-        at = literal(cursor.at)
-        stmt = stmt.where(listed_at <= at, or_(listed_at < at, links.c.id < cursor.link_id))
-    return stmt
+        at = param("at")
+        stmt = stmt.where(listed_at <= at, or_(listed_at < at, links.c.id < param("link_id")))
+    return Prepared(stmt)
 
 
 def recent(conn: Connection, limit: int, cursor: Cursor | None) -> list[dict[str, Any]]:
-    """The newest listed links, with their artifacts."""
-    rows = [dict(r) for r in conn.execute(recent_statement(limit, cursor)).mappings()]
+    """The newest listed links (limit + 1 of them), with their artifacts."""
+    if cursor is None:
+        rows = recent_query(False).rows(conn, limit=limit + 1)
+    else:
+        rows = recent_query(True).rows(conn, limit=limit + 1, at=cursor.at, link_id=cursor.link_id)
     return with_artifacts(conn, rows)
+
+
+_ARTIFACTS = Prepared(
+    select(archive_artifacts)
+    .where(archive_artifacts.c.link_id.in_(_ids("ids")))
+    .order_by(archive_artifacts.c.id)
+)
 
 
 def artifacts_by_link(conn: Connection, link_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
     """Artifacts of these links, oldest first."""
-    ids = list(link_ids)
-    out: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-    if not ids:
-        return out
-    stmt = (
-        select(archive_artifacts)
-        .where(archive_artifacts.c.link_id.in_(ids))
-        .order_by(archive_artifacts.c.id)
-    )
-    for a in conn.execute(stmt).mappings():
-        out[a["link_id"]].append(dict(a))
+    out: dict[int, list[dict[str, Any]]] = {i: [] for i in link_ids}
+    if out:
+        for a in _ARTIFACTS.rows(conn, ids=json.dumps(list(out))):
+            out[a["link_id"]].append(a)
     return out
 
 
@@ -179,54 +198,44 @@ def with_artifacts(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[st
     return rows
 
 
+_LINK = Prepared(
+    select(links, error_code.label("error_code"), quoted_of(links.c.id).label("quoted")).where(
+        links.c.id == param("link_id"), public()
+    )
+)
+_METADATA = Prepared(select(link_metadata).where(link_metadata.c.link_id == param("link_id")))
+_ALIASES = Prepared(
+    select(
+        link_aliases.c.url,
+        link_aliases.c.original_url,
+        link_aliases.c.reason,
+        link_aliases.c.created_at,
+    )
+    .where(link_aliases.c.link_id == param("link_id"))
+    .order_by(link_aliases.c.id)
+)
+_JOBS = Prepared(
+    select(archive_jobs)
+    .where(archive_jobs.c.link_id == param("link_id"))
+    .order_by(archive_jobs.c.id.desc())
+)
+_TEXT = Prepared(
+    select(func.substr(fts.c.extracted_text, 1, TEXT_CHARS)).where(fts.c.rowid == param("link_id"))
+)
+
+
 def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     """Everything about one link, or None if there is none the public may see."""
-    row = (
-        conn.execute(
-            select(
-                links, error_code.label("error_code"), quoted_of(links.c.id).label("quoted")
-            ).where(links.c.id == link_id, public())
-        )
-        .mappings()
-        .first()
-    )
-    if row is None:
+    link = _LINK.first(conn, link_id=link_id)
+    if link is None:
         return None
-    link = dict(row)
-    meta = (
-        conn.execute(select(link_metadata).where(link_metadata.c.link_id == link_id))
-        .mappings()
-        .first()
-    )
-    link["metadata"] = dict(meta) if meta else {}
+    link["metadata"] = _METADATA.first(conn, link_id=link_id) or {}
     link["title"] = link["metadata"].get("title")
-    link["aliases"] = [
-        dict(r)
-        for r in conn.execute(
-            select(
-                link_aliases.c.url,
-                link_aliases.c.original_url,
-                link_aliases.c.reason,
-                link_aliases.c.created_at,
-            )
-            .where(link_aliases.c.link_id == link_id)
-            .order_by(link_aliases.c.id)
-        ).mappings()
-    ]
+    link["aliases"] = _ALIASES.rows(conn, link_id=link_id)
     link["occurrences"] = occurrences(conn, link_id)
-    link["jobs"] = [
-        dict(r)
-        for r in conn.execute(
-            select(archive_jobs)
-            .where(archive_jobs.c.link_id == link_id)
-            .order_by(archive_jobs.c.id.desc())
-        ).mappings()
-    ]
+    link["jobs"] = _JOBS.rows(conn, link_id=link_id)
     link["artifacts"] = artifacts_by_link(conn, [link_id])[link_id]
-    text = conn.execute(
-        select(func.substr(fts.c.extracted_text, 1, TEXT_CHARS)).where(fts.c.rowid == link_id)
-    ).scalar()
-    link["text"] = text or None
+    link["text"] = _TEXT.scalar(conn, link_id=link_id) or None
     link["snapshots"] = snapshot_history(conn, link_id, link["artifacts"])
     link["videos"] = videos(conn, link_id)
     link["video"] = any(v["status"] == "downloaded" for v in link["videos"]) or any(
@@ -235,28 +244,56 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     return link
 
 
+_OCCURRENCES = Prepared(
+    select(
+        discourse_posts.c.post_url,
+        discourse_posts.c.title.label("topic_title"),
+        discourse_posts.c.author_username.label("author"),
+        link_occurrences.c.in_quote,
+        link_occurrences.c.context_snippet.label("snippet"),
+        link_occurrences.c.seen_at,
+        link_occurrences.c.original_url,
+    )
+    .select_from(
+        link_occurrences.join(
+            discourse_posts, discourse_posts.c.id == link_occurrences.c.discourse_post_id
+        )
+    )
+    .where(link_occurrences.c.link_id == param("link_id"))
+    .order_by(link_occurrences.c.seen_at, link_occurrences.c.id)
+    .limit(500)
+)
+
+
 def occurrences(conn: Connection, link_id: int) -> list[dict[str, Any]]:
     """Where the link was posted (provenance), oldest first."""
-    stmt = (
-        select(
-            discourse_posts.c.post_url,
-            discourse_posts.c.title.label("topic_title"),
-            discourse_posts.c.author_username.label("author"),
-            link_occurrences.c.in_quote,
-            link_occurrences.c.context_snippet.label("snippet"),
-            link_occurrences.c.seen_at,
-            link_occurrences.c.original_url,
-        )
-        .select_from(
-            link_occurrences.join(
-                discourse_posts, discourse_posts.c.id == link_occurrences.c.discourse_post_id
-            )
-        )
-        .where(link_occurrences.c.link_id == link_id)
-        .order_by(link_occurrences.c.seen_at, link_occurrences.c.id)
-        .limit(500)
+    rows = _OCCURRENCES.rows(conn, link_id=link_id)
+    for r in rows:
+        r["in_quote"] = bool(r["in_quote"])
+    return rows
+
+
+_SNAPSHOTS = Prepared(
+    select(
+        snapshots,
+        archive_jobs.c.status.label("job_status"),
+        archive_jobs.c.last_error,
+        archive_jobs.c.attempts.label("job_attempts"),
     )
-    return [dict(r) | {"in_quote": bool(r["in_quote"])} for r in conn.execute(stmt).mappings()]
+    .select_from(snapshots.outerjoin(archive_jobs, archive_jobs.c.id == snapshots.c.job_id))
+    .where(snapshots.c.link_id == param("link_id"))
+    .order_by(snapshots.c.created_at.desc(), snapshots.c.id.desc())
+    .limit(200)
+)
+_ATTEMPTS = Prepared(
+    select(archive_result_attempts)
+    .where(archive_result_attempts.c.snapshot_id.in_(_ids("snapshot_ids")))
+    .order_by(
+        archive_result_attempts.c.hook,
+        archive_result_attempts.c.attempt,
+        archive_result_attempts.c.id,
+    )
+)
 
 
 def snapshot_history(
@@ -264,33 +301,13 @@ def snapshot_history(
 ) -> list[dict[str, Any]]:
     """Every snapshot of the link, newest first, with every attempt's result of every hook
     and its artifacts."""
-    snaps = [
-        dict(r)
-        for r in conn.execute(
-            select(
-                snapshots,
-                archive_jobs.c.status.label("job_status"),
-                archive_jobs.c.last_error,
-                archive_jobs.c.attempts.label("job_attempts"),
-            )
-            .select_from(snapshots.outerjoin(archive_jobs, archive_jobs.c.id == snapshots.c.job_id))
-            .where(snapshots.c.link_id == link_id)
-            .order_by(snapshots.c.created_at.desc(), snapshots.c.id.desc())
-            .limit(200)
-        ).mappings()
-    ]
+    snaps = _SNAPSHOTS.rows(conn, link_id=link_id)
     by_snap: dict[str, dict[str, Any]] = {s["id"]: s for s in snaps}
     for s in snaps:
         s["results"], s["artifacts"] = [], []
     if snaps:
-        history = archive_result_attempts
-        stmt = (
-            select(history)
-            .where(history.c.snapshot_id.in_(list(by_snap)))
-            .order_by(history.c.hook, history.c.attempt, history.c.id)
-        )
-        for r in conn.execute(stmt).mappings():
-            by_snap[r["snapshot_id"]]["results"].append(dict(r))
+        for r in _ATTEMPTS.rows(conn, snapshot_ids=json.dumps(list(by_snap))):
+            by_snap[r["snapshot_id"]]["results"].append(r)
     for a in artifacts:
         if a["snapshot_id"] in by_snap:
             by_snap[a["snapshot_id"]]["artifacts"].append(a)

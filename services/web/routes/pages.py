@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
@@ -22,7 +23,7 @@ from services.web.queries import links as link_queries
 from services.web.queries import stats as stats_queries
 from services.web.queries import submissions as submission_queries
 from services.web.queries.links import no_rows
-from services.web.queries.search import Filters, SearchPage, search
+from services.web.queries.search import Filters, SearchPage, Sort, search
 from services.web.reader import reader_view
 from services.web.state import WebState, web_state
 from services.web.templating import render
@@ -106,93 +107,100 @@ async def link_page(request: Request, state: State, link_id: LinkId) -> Response
     )
 
 
+SORTS: dict[str, Sort] = {"newest": "newest", "relevance": "relevance"}
+VIDEO_CHOICES = {
+    "": None,
+    "1": True,
+    "yes": True,
+    "on": True,
+    "true": True,
+    "0": False,
+    "no": False,
+    "false": False,
+}
+
+
+@dataclass(frozen=True)
 class SearchParams:
     """The search form's fields, validated."""
 
-    def __init__(
-        self,
-        q: Annotated[
-            str, Query(max_length=500, description="Words to find (plain words; no syntax).")
-        ] = "",
-        domain: Annotated[
-            str, Query(max_length=253, description="Only this domain (and its subdomains).")
-        ] = "",
-        status: Annotated[
-            str, Query(max_length=20, description="archived, failed or partial.")
-        ] = "",
-        has_video: Annotated[str, Query(max_length=5, description="yes/no (or 1/0, on).")] = "",
-        since: Annotated[
-            str, Query(max_length=10, description="Archived on or after (YYYY-MM-DD).")
-        ] = "",
-        until: Annotated[
-            str, Query(max_length=10, description="Archived on or before (YYYY-MM-DD).")
-        ] = "",
-        sort: Annotated[
-            str, Query(max_length=10, description="newest (default) or relevance.")
-        ] = "newest",
-        limit: Annotated[int, Query(ge=1, le=100, description="Results per page (1-100).")] = 20,
-        cursor: Annotated[
-            str, Query(max_length=40, description="`next` of the previous page.")
-        ] = "",
-    ) -> None:
-        if status and status not in STATUSES:
-            raise HTTPException(400, f"status: one of {', '.join(STATUSES)}")
-        if sort not in ("newest", "relevance"):
-            raise HTTPException(400, "sort: newest or relevance")
-        video = {
-            "": None,
-            "1": True,
-            "yes": True,
-            "on": True,
-            "true": True,
-            "0": False,
-            "no": False,
-            "false": False,
-        }
-        if has_video.lower() not in video:
-            raise HTTPException(400, "has_video: yes or no")
-        if cursor and (not cursor.isdigit() or int(cursor) > MAX_ID):
-            raise HTTPException(400, "cursor: not a cursor this site gave out")
-        self.q = q.strip()
-        self.sort = sort
-        self.limit = limit
-        self.cursor = int(cursor) if cursor else None
-        self.filters = Filters(
-            domain=domain.strip().lower() or None,
-            status=status or None,
-            has_video=video[has_video.lower()],
-            since=parse_day("since", since),
-            until=parse_day("until", until),
-        )
-        self.form = {
-            "q": q,
-            "domain": domain,
-            "status": status,
-            "has_video": has_video,
-            "since": since,
-            "until": until,
-            "sort": sort,
-        }
+    q: str
+    sort: Sort
+    limit: int
+    cursor: int | None
+    filters: Filters
+    form: dict[str, str]
+    """What the person typed (the form shows it again)."""
 
 
-async def _search(state: WebState, p: SearchParams) -> SearchPage:
-    if p.sort == "relevance":
-        if p.cursor is not None and p.cursor > 10_000:
-            raise HTTPException(400, "cursor: relevance pages stop at 10000 results")
-        return await state.db.read(
-            lambda c: search(
-                c, p.q, p.filters, limit=p.limit, sort="relevance", offset=p.cursor or 0
-            ),
-            SearchPage([], 0, False, None),
-        )
+async def search_params(
+    q: Annotated[
+        str, Query(max_length=500, description="Words to find (plain words; no syntax).")
+    ] = "",
+    domain: Annotated[
+        str, Query(max_length=253, description="Only this domain (and its subdomains).")
+    ] = "",
+    status: Annotated[str, Query(max_length=20, description="archived, failed or partial.")] = "",
+    has_video: Annotated[str, Query(max_length=5, description="yes/no (or 1/0, on).")] = "",
+    since: Annotated[
+        str, Query(max_length=10, description="Archived on or after (YYYY-MM-DD).")
+    ] = "",
+    until: Annotated[
+        str, Query(max_length=10, description="Archived on or before (YYYY-MM-DD).")
+    ] = "",
+    sort: Annotated[str, Query(max_length=10, description="newest (default) or relevance.")] = (
+        "newest"
+    ),
+    limit: Annotated[int, Query(ge=1, le=100, description="Results per page (1-100).")] = 20,
+    cursor: Annotated[str, Query(max_length=40, description="`next` of the previous page.")] = "",
+) -> SearchParams:
+    """The search form's fields (async: FastAPI runs a plain function or class dependency in
+    its thread pool, a thread hop per request for a few microseconds of checks)."""
+    if status and status not in STATUSES:
+        raise HTTPException(400, f"status: one of {', '.join(STATUSES)}")
+    order = SORTS.get(sort)
+    if order is None:
+        raise HTTPException(400, "sort: newest or relevance")
+    if has_video.lower() not in VIDEO_CHOICES:
+        raise HTTPException(400, "has_video: yes or no")
+    if cursor and (not cursor.isdigit() or int(cursor) > MAX_ID):
+        raise HTTPException(400, "cursor: not a cursor this site gave out")
+    filters = Filters(
+        domain=domain.strip().lower() or None,
+        status=status or None,
+        has_video=VIDEO_CHOICES[has_video.lower()],
+        since=parse_day("since", since),
+        until=parse_day("until", until),
+    )
+    form = {"q": q, "domain": domain, "status": status, "has_video": has_video}
+    form |= {"since": since, "until": until, "sort": sort}
+    return SearchParams(q.strip(), order, limit, int(cursor) if cursor else None, filters, form)
+
+
+Search = Annotated[SearchParams, Depends(search_params)]
+
+
+async def _search(state: WebState, p: SearchParams, *, artifacts: bool = False) -> SearchPage:
+    if p.sort == "relevance" and p.cursor is not None and p.cursor > 10_000:
+        raise HTTPException(400, "cursor: relevance pages stop at 10000 results")
+    relevance = p.sort == "relevance"
     return await state.db.read(
-        lambda c: search(c, p.q, p.filters, limit=p.limit, cursor=p.cursor),
+        lambda c: search(
+            c,
+            p.q,
+            p.filters,
+            limit=p.limit,
+            sort=p.sort,
+            cursor=None if relevance else p.cursor,
+            offset=(p.cursor or 0) if relevance else 0,
+            artifacts=artifacts,
+        ),
         SearchPage([], 0, False, None),
     )
 
 
 @router.get("/search.json", summary="Full-text search")
-async def search_json(state: State, p: Annotated[SearchParams, Depends()]) -> Response:
+async def search_json(state: State, p: Search) -> Response:
     """FTS over title, URL and archived text; every word must match."""
     page = await _search(state, p)
     return json_response(
@@ -206,10 +214,8 @@ async def search_json(state: State, p: Annotated[SearchParams, Depends()]) -> Re
 
 
 @router.get("/search", include_in_schema=False)
-async def search_page(
-    request: Request, state: State, p: Annotated[SearchParams, Depends()]
-) -> Response:
-    page = await _search(state, p) if p.q else None
+async def search_page(request: Request, state: State, p: Search) -> Response:
+    page = await _search(state, p, artifacts=True) if p.q else None
     return render(request, "search.html", {"p": p, "page": page, "statuses": STATUSES})
 
 
