@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import time
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUESTS = Counter(
@@ -18,6 +28,23 @@ LATENCY = Histogram(
     ["route"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
+
+
+def exposition() -> bytes:
+    """What /metrics answers: this process's metrics; with worker processes
+    (``PROMETHEUS_MULTIPROC_DIR``, see workers.py), every worker's counts summed, and the
+    process metrics of the service process (whose start time is the service's, whichever
+    worker answers the scrape)."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not path:
+        return generate_latest(REGISTRY)
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path)  # type: ignore[no-untyped-call]
+    ProcessCollector(registry=registry, pid=os.getppid)
+    PlatformCollector(registry=registry)
+    return generate_latest(registry)
+
+
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
 
 

@@ -10,20 +10,26 @@ from __future__ import annotations
 import asyncio
 
 import uvicorn
+import uvloop
 
 from services.web.app import create_app
 from services.web.connections import open_storage
 from services.web.settings import WebSettings
 from services.web.state import WebState
+from services.web.workers import serve_workers
 from shared.health import s3_check
 from shared.lifecycle import Service, ServiceContext
 
 
 async def body(ctx: ServiceContext[WebSettings]) -> None:
-    """Serve the UI until the service is told to stop."""
+    """Serve the UI until the service is told to stop (in worker processes when
+    WEB_WORKERS > 1: ``workers.py``)."""
+    ctx.add_check(s3_check(ctx.settings))
+    if ctx.settings.web_workers > 1:
+        await serve_workers(ctx)
+        return
     state = WebState.of(ctx.settings)
     state.nc = ctx.nc
-    ctx.add_check(s3_check(ctx.settings))
     async with open_storage(state):
         config = uvicorn.Config(
             create_app(ctx.settings, state),
@@ -45,5 +51,6 @@ SERVICE = Service("web", WebSettings, body)
 
 
 def run() -> None:
-    """Process entry point."""
+    """Process entry point (on uvloop: a faster event loop for the pages)."""
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     SERVICE.main()

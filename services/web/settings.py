@@ -44,4 +44,15 @@ class WebSettings(DomainPolicySettings):
     health_timeout_seconds: float = Field(
         1.5, gt=0, le=10, description="Time /healthz gives each check (S3, NATS) before 'down'."
     )
-    db_pool_size: int = Field(8, ge=1, le=64, description="Read-only database connections.")
+    db_pool_size: int = Field(
+        8, ge=1, le=64, description="Read-only database connections (of each worker process)."
+    )
+    web_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Processes serving the UI on WEB_PORT, each with its own event loop, "
+        "database connections and query threads (one Python process runs its Python code on "
+        "one core at a time). Set it to the number of cores for a public site; 1 serves in "
+        "the service process itself.",
+    )

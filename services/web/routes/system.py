@@ -7,12 +7,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from services.web.errors import SafeJSONResponse
+from services.web.metrics import exposition
 from services.web.queries.stats import queued_jobs
 from services.web.state import WebState, web_state
 from services.web.templating import render
-from shared.observability import metrics_endpoint
 
 router = APIRouter()
 State = Annotated[WebState, Depends(web_state)]
@@ -61,8 +62,8 @@ async def healthz(state: State) -> Response:
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request) -> Response:
-    return await metrics_endpoint(request)
+async def metrics() -> Response:
+    return Response(exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/api/docs", include_in_schema=False)
