@@ -8,6 +8,7 @@ connections are opened by ``service.py`` (or by the app's lifespan when run alon
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,12 @@ def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders, csp=page_csp(s3_origin(settings)))
     app.add_middleware(RequestMetrics)
     return app
+
+
+def freeze_startup_objects() -> None:
+    """Just before serving: exempt what start-up built (modules, the app and its routes,
+    about 125,000 objects) from the garbage collector's full passes. Each full pass
+    scanned them all, 30-65 ms during which the process answered nothing: the long tail
+    of the pages' latencies."""
+    gc.collect()
+    gc.freeze()

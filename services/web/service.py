@@ -12,7 +12,7 @@ import asyncio
 import uvicorn
 import uvloop
 
-from services.web.app import create_app
+from services.web.app import create_app, freeze_startup_objects
 from services.web.connections import open_storage
 from services.web.settings import WebSettings
 from services.web.state import WebState
@@ -39,6 +39,7 @@ async def body(ctx: ServiceContext[WebSettings]) -> None:
             access_log=False,
         )
         server = uvicorn.Server(config)
+        freeze_startup_objects()
         serving = asyncio.create_task(server.serve())
         stopping = asyncio.create_task(ctx.stop.wait())
         await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)

@@ -37,7 +37,7 @@ import uvicorn
 import uvloop
 from prometheus_client import multiprocess
 
-from services.web.app import create_app
+from services.web.app import create_app, freeze_startup_objects
 from services.web.connections import connect
 from services.web.ratelimit import SharedLimits
 from services.web.settings import WebSettings
@@ -171,7 +171,9 @@ async def _serve(settings: WebSettings, state: WebState, sock: socket.socket) ->
         config = uvicorn.Config(
             create_app(settings, state), log_level="warning", access_log=False, lifespan="off"
         )
-        await uvicorn.Server(config).serve(sockets=[sock])
+        server = uvicorn.Server(config)
+        freeze_startup_objects()
+        await server.serve(sockets=[sock])
 
 
 def main() -> None:
