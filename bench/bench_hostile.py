@@ -9,17 +9,20 @@ Starts the whole stack as `dla up` does (real nats-server, SeaweedFS, every serv
    page whose whole parse would need gigabytes).
 Per run it measures each ordinary link's latency (poll served -> its raw_response artifact
 stored), samples the PSS of every process of the stack (all descendants of this process:
-engines, services, hook host, hooks) every 0.25 s, and in the hostile run waits until every
+engines, services, hook host, hooks, Chromium) every 0.25 s (reporting, at the peak, how much
+was Chromium's renderers and the rest of Chromium), and in the hostile run waits until every
 hostile link's first attempt has ended, then reports each one's status and error code.
 Default settings (FETCH_* timeouts, PER_DOMAIN_CONCURRENCY=1, ARCHIVER_CONCURRENCY=2,
-WORKER_CONCURRENCY=4, HOOK_MEMORY_LIMIT_MB=512, ARCHIVER_LONG_JOB_SECONDS=20); --per-domain N
-runs it with PER_DOMAIN_CONCURRENCY=N (2 = as many as the archiver's slots: the case where a
-stalling host could hold them all), and ARCHIVER_* set in the environment reach the stack.
+WORKER_CONCURRENCY=4, HOOK_MEMORY_LIMIT_MB=512, ARCHIVER_LONG_JOB_SECONDS=20,
+BROWSER_MAX_RENDERER_MB); --per-domain N runs it with PER_DOMAIN_CONCURRENCY=N (2 = as many as
+the archiver's slots: the case where a stalling host could hold them all), and ARCHIVER_* and
+BROWSER_* set in the environment reach the stack.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import statistics
@@ -32,6 +35,9 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.report import write_section
+from services.archiver import proctree
+from services.archiver.renderers import is_renderer
+from services.archiver.settings import ArchiverSettings
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
@@ -52,47 +58,64 @@ MB = 1024 * 1024
 GOOD_PAGES = 8
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below `root`."""
-    parent: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        kids = [p for p, pp in parent.items() if pp == pid]
-        found.extend(kids)
-        todo.extend(kids)
-    return found
+def part_of(pid: int) -> str:
+    """Which part of the stack a process is: Chromium's renderers, the rest of Chromium, or
+    everything else (engines, services, hook host, hooks, Playwright's driver)."""
+    if not proctree.exe_name(pid).startswith("chrom"):
+        return "rest"
+    return "renderers" if is_renderer(pid) else "chromium"
 
 
-def pss_kib(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            return next((int(x.split()[1]) for x in f if x.startswith("Pss:")), 0)
-    except OSError:
-        return 0
+def label(pid: int) -> str:
+    """A short name of a process for the report: its executable, the module a Python one
+    runs (a hook forked from the hook host runs the host's: its folder says which)."""
+    exe = proctree.exe_name(pid)
+    args = proctree.cmdline(pid).replace(b"\0", b" ").split()
+    if exe.startswith("chrom"):
+        kind = next((a[7:] for a in args if a.startswith(b"--type=")), b"browser")
+        return f"chromium {kind.decode()}"
+    if exe.startswith("python") and b"-m" in args[:-1]:
+        module = args[args.index(b"-m") + 1].decode()
+        with contextlib.suppress(OSError):
+            module += f" (in {os.path.basename(os.readlink(f'/proc/{pid}/cwd'))})"
+        return module
+    return exe
 
 
 @dataclass
 class Sampler:
-    """Samples the summed PSS of this process's descendants in a thread."""
+    """Samples the summed PSS of this process's descendants in a thread; keeps the parts of
+    the sample at the peak, its largest processes, and the largest renderer seen."""
 
     peak_kib: int = 0
+    peak_parts_kib: dict[str, int] = field(default_factory=dict)
+    peak_top: list[tuple[str, int]] = field(default_factory=list)
+    """(label, KiB) of the largest processes at the peak."""
+    largest_renderer_kib: int = 0
     samples: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
         me = os.getpid()
+        parts: dict[int, str] = {}
         while not self.stop.is_set():
-            total = sum(pss_kib(p) for p in descendants(me))
-            self.peak_kib = max(self.peak_kib, total)
+            sample = [
+                (pid, parts.get(pid) or parts.setdefault(pid, part_of(pid)),
+                 proctree.pss_bytes([pid]) >> 10)
+                for pid in proctree.descendants(me)
+                if pid != me
+            ]  # fmt: skip
+            total = sum(kib for _, _, kib in sample)
+            renderers = [kib for _, part, kib in sample if part == "renderers"]
+            self.largest_renderer_kib = max([self.largest_renderer_kib, *renderers])
+            if total > self.peak_kib:
+                self.peak_kib = total
+                self.peak_parts_kib = {
+                    name: sum(kib for _, part, kib in sample if part == name)
+                    for name in ("renderers", "chromium", "rest")
+                }
+                top = sorted(sample, key=lambda x: -x[2])[:6]
+                self.peak_top = [(label(pid), kib) for pid, _, kib in top]
             self.samples += 1
             self.stop.wait(0.25)
 
@@ -173,6 +196,9 @@ def poll_db(db_path: Path) -> tuple[dict[str, float], Hostile]:
 class RunResult:
     latencies: list[float]
     peak_pss_mb: float
+    peak_parts_mb: dict[str, float]
+    largest_renderer_mb: float
+    peak_top: list[tuple[str, int]]
     samples: int
     hostile: Hostile
     """(url, link status, last_error_code, retry_at) of each hostile link."""
@@ -240,7 +266,21 @@ def run(
             sampler.stop.set()
             thread.join()
     lat = sorted(stored[u] - served[0] for u in good if u in stored and served)
-    return RunResult(lat, sampler.peak_kib / 1024, sampler.samples, hostile)
+    parts = {k: v / 1024 for k, v in sampler.peak_parts_kib.items()}
+    return RunResult(
+        lat,
+        sampler.peak_kib / 1024,
+        parts,
+        sampler.largest_renderer_kib / 1024,
+        sampler.peak_top,
+        sampler.samples,
+        hostile,
+    )
+
+
+def parts(r: RunResult) -> str:
+    """The peak's parts, as the report shows them."""
+    return " / ".join(f"{r.peak_parts_mb.get(k, 0):.0f}" for k in ("renderers", "chromium", "rest"))
 
 
 def main() -> int:
@@ -249,7 +289,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=240)
     parser.add_argument("--per-domain", type=int, default=1, help="PER_DOMAIN_CONCURRENCY")
     args = parser.parse_args()
-    overrides = {k: v for k, v in os.environ.items() if k.startswith("ARCHIVER_")}
+    overrides = {k: v for k, v in os.environ.items() if k.startswith(("ARCHIVER_", "BROWSER_"))}
     if args.per_domain != 1:
         overrides["PER_DOMAIN_CONCURRENCY"] = str(args.per_domain)
     load_start = os.getloadavg()[0]
@@ -282,7 +322,8 @@ def main() -> int:
         "on 127.0.0.2 (same poll, hostile links first); whole stack on this machine, default "
         "settings (PER_DOMAIN_CONCURRENCY=1, WORKER_CONCURRENCY=4, ARCHIVER_CONCURRENCY=2, "
         "FETCH_IDLE_TIMEOUT=15, FETCH_HEADER_TIMEOUT=20, HOOK_MEMORY_LIMIT_MB=512, "
-        "ARCHIVER_LONG_JOB_SECONDS=20, ARCHIVER_MAX_LONG_JOBS=2)"
+        "ARCHIVER_LONG_JOB_SECONDS=20, ARCHIVER_MAX_LONG_JOBS=2, "
+        f"BROWSER_MAX_RENDERER_MB={ArchiverSettings.model_fields['browser_max_renderer_mb'].default})"
         + (
             f"; here {', '.join(f'{k}={v}' for k, v in sorted(overrides.items()))}"
             if overrides
@@ -293,10 +334,17 @@ def main() -> int:
         f"| median poll → artifact stored (s) | {med_a:.2f} | {med_b:.2f} |\n"
         f"| max (s) | {base.latencies[-1]:.2f} | {hostile.latencies[-1]:.2f} |\n"
         f"| peak PSS of the stack (MB, {base.samples} / {hostile.samples} samples) | "
-        f"{base.peak_pss_mb:.0f} | {hostile.peak_pss_mb:.0f} |\n\n"
+        f"{base.peak_pss_mb:.0f} | {hostile.peak_pss_mb:.0f} |\n"
+        f"| at that peak: Chromium's renderers / rest of Chromium / the rest (MB) | "
+        f"{parts(base)} | {parts(hostile)} |\n"
+        f"| largest renderer seen (MB PSS) | {base.largest_renderer_mb:.0f} | "
+        f"{hostile.largest_renderer_mb:.0f} |\n\n"
         f"Median latency difference: {100 * (med_b - med_a) / med_a:+.1f} % "
         "(target: within 20 %); peak PSS target: under 1500 MB. Load average of the machine "
         f"at the start and end: {load_start:.1f} / {os.getloadavg()[0]:.1f} (2 cores).\n\n"
+        "Largest processes at the hostile run's peak (MB PSS): "
+        + ", ".join(f"{name} {kib / 1024:.0f}" for name, kib in hostile.peak_top)
+        + ".\n\n"
         "How each hostile link's first attempt ended (links table):\n\n"
         "| page | link status | last_error_code | retry scheduled |\n|---|---|---|---|\n"
         f"{rows}\n"

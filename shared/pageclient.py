@@ -55,6 +55,8 @@ E_NOT_LOADED = "E_PAGE_NOT_LOADED"
 """The operation needs a loaded document and there is none (navigation failed)."""
 E_UNRESPONSIVE = "E_PAGE_UNRESPONSIVE"
 """The page's renderer is stuck (an endless script) or crashed."""
+E_RESOURCE_LIMIT = "E_PAGE_RESOURCE_LIMIT"
+"""The page's renderer passed the archiver's per-page memory limit and was stopped."""
 E_BROWSER = "E_PAGE_BROWSER"
 """The browser failed (crashed, restarting); the hook should fail hard and be retried."""
 E_BAD_REQUEST = "E_PAGE_BAD_REQUEST"
@@ -213,7 +215,12 @@ def hook_args() -> tuple[str, float]:
     return url, max(1.0, timeout - 1.0)
 
 
-PAGE_FAULTS = {E_UNRESPONSIVE: "UNRESPONSIVE", E_SCRIPT: "SCRIPT", E_BAD_REQUEST: "BAD_REQUEST"}
+PAGE_FAULTS = {
+    E_UNRESPONSIVE: "UNRESPONSIVE",
+    E_RESOURCE_LIMIT: "RESOURCE_LIMIT",
+    E_SCRIPT: "SCRIPT",
+    E_BAD_REQUEST: "BAD_REQUEST",
+}
 """Errors that come from the page (or the hook) itself: retrying cannot help."""
 
 
@@ -224,7 +231,8 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
     no browser / no document     -> skipped, E_<PLUGIN>_NO_BROWSER / E_<PLUGIN>_NOT_LOADED
     an HTTP error page (4xx/5xx) -> skipped, E_<PLUGIN>_HTTP_ERROR: an error page is not
                                     archived as if it were the content (navigate records it)
-    a stuck page, a script error -> failed, soft (exit 0), E_<PLUGIN>_<reason>
+    a stuck page, a script error, a page past the memory limit
+                                 -> failed, soft (exit 0), E_<PLUGIN>_<reason>
     a timeout, a browser failure -> failed, hard (exit 1: retried), E_<PLUGIN>_TIMEOUT / _FAILED
     Returns the exit status."""
     from shared.hooks.records import ArchiveResultRecord, emit

@@ -116,6 +116,11 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
                 "bytes",
             ),
             (
+                "Pages stopped at the renderer memory limit (per hour)",
+                "sum by (instance) (increase(dla_archiver_renderer_kills_total[1h]))",
+                "",
+            ),
+            (
                 "Media bytes downloaded (per s)",
                 "sum by (plugin) (rate(dla_capture_download_bytes_total[5m]))",
                 "Bps",

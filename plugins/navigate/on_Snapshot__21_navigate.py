@@ -7,9 +7,10 @@ response log and events so far. Prints a Snapshot record with the final URL.
     2xx/3xx                            succeeded
     4xx                                failed, soft  E_NAVIGATE_HTTP_<status>
     5xx                                failed, hard  E_NAVIGATE_HTTP_5XX (retried)
-    refused target, download, too many redirects, body over the cap
+    refused target, download, too many redirects, body over the cap, the page's renderer past
+    the archiver's memory limit (BROWSER_MAX_RENDERER_MB: it was stopped)
                                        failed, soft  E_NAVIGATE_REFUSED / _DOWNLOAD / _REDIRECTS
-                                                     / _TOO_LARGE
+                                                     / _TOO_LARGE / _RESOURCE_LIMIT
     timeout, network error, browser    failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
     no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
     the page opts out (X-No-Archive header on the main document, or the meta tag in the
@@ -44,6 +45,8 @@ def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | 
         return "failed", "E_NAVIGATE_REFUSED", False
     if code == pc.E_DOWNLOAD:
         return "failed", "E_NAVIGATE_DOWNLOAD", False
+    if code == pc.E_RESOURCE_LIMIT:
+        return "failed", "E_NAVIGATE_RESOURCE_LIMIT", False
     if code == pc.E_NAVIGATION and "ERR_TOO_MANY_REDIRECTS" in message:
         return "failed", "E_NAVIGATE_REDIRECTS", False
     if nav.get("truncated"):
@@ -89,6 +92,10 @@ def main() -> int:
         if exc.code == pc.E_NO_BROWSER:
             emit(ArchiveResultRecord(status="skipped", output_str=exc.message,
                                      error_code="E_NAVIGATE_NO_BROWSER"))  # fmt: skip
+            return 0
+        if exc.code == pc.E_RESOURCE_LIMIT:  # killed while it settled, after its navigation
+            emit(ArchiveResultRecord(status="failed", output_str=exc.message[:500],
+                                     error_code="E_NAVIGATE_RESOURCE_LIMIT"))  # fmt: skip
             return 0
         code = "E_NAVIGATE_TIMEOUT" if exc.code == pc.E_TIMEOUT else "E_NAVIGATE_BROWSER"
         emit(ArchiveResultRecord(status="failed", output_str=exc.message[:500], error_code=code))

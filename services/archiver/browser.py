@@ -9,6 +9,12 @@ closed when the snapshot ends. The browser is restarted when it
 - passed a memory limit (PSS of the browser's process tree, checked every few captures),
 - passed its age or capture-count limit.
 
+While snapshots are open, a watchdog (renderers.py) reads each renderer's memory every
+`renderer_check_s` and kills a renderer past `max_renderer_bytes`: that page crashes, its
+snapshot claims the kill (`claim_renderer_kill`) and answers `E_PAGE_RESOURCE_LIMIT`; the
+browser and the other snapshots' pages (other contexts, so other renderers) go on.
+Counted in `dla_archiver_renderer_kills_total`.
+
 A restart for memory, age or count waits until the snapshots using the browser have ended
 (new snapshots wait meanwhile); a crash or a hang kills it at once (their snapshots fail,
 hard, and are retried). Restarts are counted in `dla_archiver_browser_restarts_total{reason}`.
@@ -28,6 +34,7 @@ from playwright.async_api import Browser, BrowserContext, Playwright, async_play
 from prometheus_client import Counter, Gauge
 
 from services.archiver import proctree
+from services.archiver.renderers import RendererKill, RendererWatch
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +66,12 @@ CHROMIUM_ARGS = (
     "--disable-quic",
     "--disable-dev-shm-usage",
     "--disable-features=" + ",".join(PLAYWRIGHT_DISABLED_FEATURES + OWN_DISABLED_FEATURES),
+    "--disable-site-isolation-trials",
 )
 """PLATFORM.md's flags, plus: /dev/shm is small in containers; no QUIC (every request goes
-through the egress proxy); no translate, no browser-UI WebUI renderers."""
+through the egress proxy); no translate, no browser-UI WebUI renderers; no site isolation,
+so a page's cross-site frames share its renderer (one renderer per page, which the renderer
+memory limit bounds; contexts never share renderers either way)."""
 
 RESTART_REASONS = ("crash", "hang", "memory", "age", "captures", "context-close")
 RESTARTS = Counter("dla_archiver_browser_restarts_total", "Browser restarts by reason", ["reason"])
@@ -70,6 +80,12 @@ for _reason in RESTART_REASONS:
 LAUNCHES = Counter("dla_archiver_browser_launches_total", "Browser launches (first included)")
 CONTEXTS = Gauge("dla_archiver_browser_contexts", "Browser contexts (snapshots) open now")
 PSS = Gauge("dla_archiver_browser_pss_bytes", "PSS of the browser's process tree at the last check")
+RENDERER_KILLS = Counter(
+    "dla_archiver_renderer_kills_total", "Renderers stopped past the renderer memory limit"
+)
+RENDERER_MAX = Gauge(
+    "dla_archiver_renderer_max_bytes", "Memory of the largest renderer at the last check"
+)
 
 
 class BrowserUnavailable(Exception):
@@ -89,6 +105,13 @@ class BrowserLimits:
     probe_timeout_s: float = 10.0
     launch_timeout_s: float = 30.0
     close_timeout_s: float = 10.0
+    max_renderer_bytes: int = 300 * 1024 * 1024
+    """A renderer (one page) past this is killed while it loads (0: no limit)."""
+    renderer_check_s: float = 0.5
+    renderer_hot_check_s: float = 0.1
+    """Check interval while a renderer is past half the limit (known renderers only)."""
+    renderer_claim_s: float = 10.0
+    """How long a kill waits for its crashed page to claim it."""
 
 
 class BrowserBroker:
@@ -105,6 +128,9 @@ class BrowserBroker:
         self._retire: str | None = None
         self._cond = asyncio.Condition()
         self._probe: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
+        self._watch = RendererWatch(limits.max_renderer_bytes)
+        self._kills: list[RendererKill] = []
         self._closed = False
         self.restarts = 0
 
@@ -115,6 +141,8 @@ class BrowserBroker:
 
     async def __aenter__(self) -> BrowserBroker:
         self._probe = asyncio.create_task(self._probe_loop(), name="browser-probe")
+        if self.limits.max_renderer_bytes > 0:
+            self._watchdog = asyncio.create_task(self._renderer_loop(), name="renderer-watch")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -129,10 +157,11 @@ class BrowserBroker:
     async def close(self) -> None:
         """Stop the probe, the browser and Playwright."""
         self._closed = True
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._probe
+        for task in (self._probe, self._watchdog):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._stop_browser()
         if self._pw is not None:
             with contextlib.suppress(Exception):
@@ -214,6 +243,47 @@ class BrowserBroker:
             log.info("browser PSS %d MB over the limit: retiring it", pss >> 20)
             self._retire = "memory"
         return pss
+
+    async def check_renderers(self, rescan: bool = True) -> list[RendererKill]:
+        """Kill each renderer past the limit; returns the kills (see renderers.py)."""
+        pid = self.pid
+        if pid is None:
+            return []
+        over = await asyncio.to_thread(self._watch.over_limit, pid, rescan)
+        RENDERER_MAX.set(self._watch.largest)
+        if self.pid != pid:
+            return []  # the browser was replaced meanwhile
+        kills = [self._watch.kill(rpid, size) for rpid, size in over]
+        for kill in kills:  # recorded before any crash event can reach this loop
+            log.warning("renderer %d: %s", kill.pid, kill.describe())
+            RENDERER_KILLS.inc()
+        self._kills.extend(kills)
+        return kills
+
+    def claim_renderer_kill(self) -> RendererKill | None:
+        """For a page that crashed: the kill that caused it, if the watchdog made one in the
+        last `renderer_claim_s` not yet claimed. A killed renderer crashes the pages of one
+        context only, so the first page to crash after a kill is that kill's page."""
+        now = time.monotonic()
+        self._kills = [k for k in self._kills if now - k.at <= self.limits.renderer_claim_s]
+        return self._kills.pop(0) if self._kills else None
+
+    async def _renderer_loop(self) -> None:
+        scanned = 0.0
+        while True:
+            lim = self.limits
+            hot = self._watch.largest > lim.max_renderer_bytes // 2
+            await asyncio.sleep(lim.renderer_hot_check_s if hot else lim.renderer_check_s)
+            if not self._active:
+                self._watch.largest = 0
+                continue
+            rescan = time.monotonic() - scanned >= lim.renderer_check_s
+            if rescan:
+                scanned = time.monotonic()
+            try:
+                await self.check_renderers(rescan)
+            except Exception:  # never let a /proc surprise end the watchdog
+                log.exception("renderer check failed")
 
     async def _launch(self) -> None:
         if self._pw is None:

@@ -126,7 +126,7 @@ class PageServer:
         except PlaywrightError as exc:
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             closed = "closed" in message.lower() or "crash" in message.lower()
-            code = proto.E_UNRESPONSIVE if closed else proto.E_BROWSER
+            code = self.session.dead_page().code if closed else proto.E_BROWSER
             return self._error(req_id, code, f"{op}: {message}")
         except Exception as exc:
             log.exception("page op %s failed", op)

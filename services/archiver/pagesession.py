@@ -5,7 +5,9 @@ never ask for the browser cost nothing. Everything the page does that an archive
 do is stopped here and recorded in the event log: popups and new tabs are closed, dialogs
 are dismissed (`beforeunload` is accepted so navigation proceeds), downloads are refused
 (`accept_downloads=False`), service workers are blocked (so every request goes through the
-context's egress proxy, see egress.py).
+context's egress proxy, see egress.py). A page whose renderer the broker's watchdog killed
+for memory (renderers.py) ends its navigation, and every later operation, with
+`E_PAGE_RESOURCE_LIMIT` and a `renderer_memory_limit` event.
 """
 
 from __future__ import annotations
@@ -35,11 +37,15 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from services.archiver.browser import BrowserBroker
 from services.archiver.egress import EgressPolicy, EgressProxy
+from services.archiver.renderers import RendererKill
 from shared import pageclient as proto
 
 log = logging.getLogger(__name__)
 
 LOAD_STATES = ("load", "domcontentloaded", "networkidle", "commit")
+CRASHED = "page crashed"
+"""In Playwright's navigation error when the page's renderer died ("Page crashed"; older
+versions: "Navigation failed because page crashed!"); URLs in messages hold no spaces."""
 
 
 class OpError(Exception):
@@ -84,6 +90,8 @@ class PageSession:
         self.events: list[dict[str, Any]] = []
         self.unresponsive = False
         self.crashed = False
+        self.memory_kill: RendererKill | None = None
+        """Set when the watchdog killed this page's renderer for its memory."""
         self._stack = contextlib.AsyncExitStack()
         self._page: Page | None = None
         self._context: BrowserContext | None = None
@@ -97,7 +105,7 @@ class PageSession:
         """The page, creating the context on first use."""
         if self._page is not None:
             if self.crashed or self._page.is_closed():
-                raise OpError(proto.E_UNRESPONSIVE, "the page crashed or was closed")
+                raise self.dead_page("the page crashed or was closed")
             return self._page
         o = self.options
         self._proxy = EgressProxy(
@@ -160,8 +168,22 @@ class PageSession:
         self._event("download_refused", url=download.url)
 
     def _on_crash(self, page: Page) -> None:
+        if self.crashed:
+            return
         self.crashed = self.unresponsive = True
-        self._event("page_crashed", url=page.url)
+        self.memory_kill = self.broker.claim_renderer_kill()
+        if self.memory_kill is None:
+            self._event("page_crashed", url=page.url)
+        else:
+            kill = self.memory_kill
+            self._event("renderer_memory_limit", url=page.url, mib=kill.bytes >> 20,
+                        limit_mib=kill.limit >> 20)  # fmt: skip
+
+    def dead_page(self, why: str = "the page's renderer is stuck or crashed") -> OpError:
+        """The error of an operation on a page whose renderer is stuck, crashed or killed."""
+        if self.memory_kill is not None:
+            return OpError(proto.E_RESOURCE_LIMIT, self.memory_kill.describe())
+        return OpError(proto.E_UNRESPONSIVE, why)
 
     def _on_response(self, response: Response) -> None:
         request = response.request
@@ -203,7 +225,7 @@ class PageSession:
     async def _live_page(self) -> Page:
         """The page, for operations that need its renderer (not stuck, document loaded)."""
         if self.unresponsive:
-            raise OpError(proto.E_UNRESPONSIVE, "the page's renderer is stuck or crashed")
+            raise self.dead_page()
         return await self.page()
 
     async def _probe_renderer(self, page: Page) -> None:
@@ -266,6 +288,10 @@ class PageSession:
             message = str(exc).splitlines()[0]
             code = proto.E_DOWNLOAD if "Download is starting" in message else proto.E_NAVIGATION
             error = {"code": code, "message": message}
+        if error and CRASHED in error["message"].lower():
+            self._on_crash(page)  # whichever of the event and the error arrives first
+        if self.memory_kill is not None:
+            error = {"code": proto.E_RESOURCE_LIMIT, "message": self.memory_kill.describe()}
         response = response or self._doc_response
         nav = await self._describe(url, response, error, page)
         nav["elapsed_s"] = round(time.monotonic() - started, 3)
@@ -303,6 +329,7 @@ class PageSession:
         truncated = [t for t in self._proxy.log.truncated if t.get("url") in (final_url, url)]
         document = (
             response is not None
+            and not self.crashed
             and not (error and error["code"] in (proto.E_REFUSED, proto.E_DOWNLOAD))
             and not page.url.startswith(("chrome-error:", "about:"))
         )

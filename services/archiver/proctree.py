@@ -67,6 +67,14 @@ def exe_name(pid: int) -> str:
         return ""
 
 
+def cmdline(pid: int) -> bytes:
+    """The process's NUL-separated command line (b"" when unknown)."""
+    try:
+        return (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def kill_tree(root: int) -> None:
     """SIGKILL root and its descendants (those already gone are skipped)."""
     for pid in reversed(descendants(root)):

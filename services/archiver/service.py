@@ -28,6 +28,8 @@ def browser_limits(s: ArchiverSettings) -> BrowserLimits:
         max_captures=s.browser_max_captures,
         probe_interval_s=s.browser_probe_interval_seconds,
         probe_timeout_s=s.browser_probe_timeout_seconds,
+        max_renderer_bytes=s.browser_max_renderer_mb * 1024 * 1024,
+        renderer_check_s=s.browser_renderer_check_seconds,
     )
 
 

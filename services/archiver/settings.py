@@ -17,6 +17,14 @@ class ArchiverSettings(WorkerSettings):
     browser_max_pss_mb: int = Field(
         1500, ge=100, description="Restart the browser when its process tree's PSS passes this."
     )
+    browser_max_renderer_mb: int = Field(
+        300,
+        ge=0,
+        description="Kill a page's renderer past this memory while it loads (MiB, 0: no limit).",
+    )
+    browser_renderer_check_seconds: float = Field(
+        0.5, gt=0, description="How often the renderers' memory is read while snapshots run."
+    )
     browser_max_age_seconds: float = Field(
         3600, gt=0, description="Restart the browser after it has run this long."
     )

@@ -65,7 +65,8 @@ KINDS: dict[str, ErrorKind] = {
         "resource_limit",
         False,
         "failed",
-        "the hook passed its memory or CPU-time limit and was stopped",
+        "the hook passed its memory or CPU-time limit, or the page's renderer its memory"
+        " limit (browser hooks), and was stopped",
     ),
     "DECLINED": ErrorKind(
         "declined",

@@ -11,6 +11,7 @@ from typing import Any
 
 MB = 1024 * 1024
 NODES = 1_000_000
+HELD_S = 120.0
 
 
 def _gzip_bomb(size: int) -> bytes:
@@ -59,6 +60,8 @@ class HostileSite:
     def __init__(self, host: str = "127.0.0.1", other: str = "") -> None:
         self.requests: list[str] = []
         self.other = other
+        self.release = threading.Event()
+        """Lets /held answer (it waits for it, at most HELD_S)."""
         self.bomb = _gzip_bomb(200 * MB)
         site = self
 
@@ -120,6 +123,19 @@ class HostileSite:
             chunk = b"<p>" + b"x" * (64 * 1024 - 3)
             for _ in range(size // len(chunk)):
                 h.wfile.write(chunk)
+        elif path == "/endless-markup":
+            # a document that never ends, each 8 bytes a new element: the parser builds DOM
+            # (and the renderer's memory) for as long as the connection lasts
+            self._head(h, 200, {"Content-Type": "text/html", "Connection": "close"})
+            h.wfile.write(b"<!doctype html><title>endless</title><body>")
+            chunk = b"<p>x</p>" * 8192
+            while True:
+                h.wfile.write(chunk)
+        elif path == "/held":
+            self.release.wait(HELD_S)
+            body = PAGES["/ok"]
+            self._head(h, 200, {"Content-Type": "text/html", "Content-Length": str(len(body))})
+            h.wfile.write(body)
         elif path == "/bomb":
             body = self.bomb
             self._head(h, 200, {"Content-Type": "text/html", "Content-Encoding": "gzip",
