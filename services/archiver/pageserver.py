@@ -126,7 +126,8 @@ class PageServer:
         except PlaywrightError as exc:
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             closed = "closed" in message.lower() or "crash" in message.lower()
-            code = self.session.dead_page().code if closed else proto.E_BROWSER
+            dead = closed or self.session.crashed
+            code = self.session.dead_page().code if dead else proto.E_BROWSER
             return self._error(req_id, code, f"{op}: {message}")
         except Exception as exc:
             log.exception("page op %s failed", op)

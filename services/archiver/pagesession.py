@@ -43,9 +43,6 @@ from shared import pageclient as proto
 log = logging.getLogger(__name__)
 
 LOAD_STATES = ("load", "domcontentloaded", "networkidle", "commit")
-CRASHED = "page crashed"
-"""In Playwright's navigation error when the page's renderer died ("Page crashed"; older
-versions: "Navigation failed because page crashed!"); URLs in messages hold no spaces."""
 
 
 class OpError(Exception):
@@ -168,6 +165,9 @@ class PageSession:
         self._event("download_refused", url=download.url)
 
     def _on_crash(self, page: Page) -> None:
+        """The page's renderer died. Playwright delivers this event before it fails the
+        operations waiting on the page, so they see `memory_kill` when the watchdog's kill
+        (renderers.py) was the cause."""
         if self.crashed:
             return
         self.crashed = self.unresponsive = True
@@ -288,8 +288,6 @@ class PageSession:
             message = str(exc).splitlines()[0]
             code = proto.E_DOWNLOAD if "Download is starting" in message else proto.E_NAVIGATION
             error = {"code": code, "message": message}
-        if error and CRASHED in error["message"].lower():
-            self._on_crash(page)  # whichever of the event and the error arrives first
         if self.memory_kill is not None:
             error = {"code": proto.E_RESOURCE_LIMIT, "message": self.memory_kill.describe()}
         response = response or self._doc_response
@@ -369,6 +367,8 @@ class PageSession:
         try:
             value = await page.evaluate(expression, req.get("arg"))
         except PlaywrightError as exc:
+            if self.crashed:  # the renderer died under the script, it did not throw
+                raise self.dead_page() from exc
             raise OpError(proto.E_SCRIPT, str(exc).splitlines()[0]) from exc
         return {"value": value}
 

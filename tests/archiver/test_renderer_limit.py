@@ -1,7 +1,8 @@
 """A page whose renderer grows past the per-page memory limit, against the archiver's real
 browser: the watchdog stops that renderer while the page loads, its snapshot ends with
 E_NAVIGATE_RESOURCE_LIMIT, a snapshot open at the same time in the same browser is
-untouched, the browser is not restarted, and no Chromium process is left behind."""
+untouched, the browser is not restarted, and no Chromium process is left behind. A page
+operation that grows it (a script) answers E_PAGE_RESOURCE_LIMIT, and so do later ones."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from services.archiver import proctree
 from services.archiver.browser import RENDERER_KILLS, BrowserLimits
 from services.archiver.renderers import RendererWatch
+from shared.pageclient import E_RESOURCE_LIMIT, SOCKET_ENV, PageClient, PageError
 from testkit.browser import BrowserHarness, Collect, chromium_pids, run_hooks
 from tests.archiver.hostile_site import HostileSite
 
@@ -99,6 +101,41 @@ async def test_a_page_past_the_renderer_limit_is_stopped_and_nothing_else(
 
     again: Collect = await run_hooks(harness, f"{site.base}/ok", tmp_path / "after", HOOKS)
     assert {p: r.status for p, r in again.final.items()} == dict.fromkeys(HOOKS, "succeeded")
+
+
+GROW_JS = "() => { const a = []; for (;;) a.push(new Float64Array(1 << 17).fill(1)); }"
+"""A script that fills memory (1 MiB arrays outside V8's heap, so V8's own limit is not
+what stops it) until something does."""
+
+
+@pytest.mark.integration
+async def test_an_operation_that_grows_the_renderer_answers_resource_limit(
+    harness: BrowserHarness, site: HostileSite, tmp_path: Path
+) -> None:
+    browser, before = harness.broker.pid, kills()
+    env = harness.open(tmp_path)
+
+    def operations() -> tuple[dict[str, object], PageError, PageError, dict[str, object]]:
+        with PageClient(env[SOCKET_ENV]) as page:
+            nav = page.navigate(f"{site.base}/ok", timeout=30)
+            with pytest.raises(PageError) as grown:
+                page.evaluate(GROW_JS, timeout=60)
+            with pytest.raises(PageError) as later:
+                page.screenshot(str(tmp_path / "shot.png"), timeout=30)
+            return nav, grown.value, later.value, page.responses()
+
+    try:
+        nav, grown, later, log = await asyncio.to_thread(operations)
+    finally:
+        harness.close(tmp_path)
+    assert nav["error"] is None and nav["document"]
+    assert grown.code == later.code == E_RESOURCE_LIMIT, (grown, later)
+    assert "BROWSER_MAX_RENDERER_MB" in grown.message
+    events = log["events"]
+    assert isinstance(events, list)
+    assert [e["type"] for e in events] == ["renderer_memory_limit"]
+    assert kills() == before + 1
+    assert harness.broker.restarts == 0 and harness.broker.pid == browser
 
 
 GROW = "x = b'x' * %d; import time; time.sleep(60)"
