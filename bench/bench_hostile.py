@@ -115,7 +115,8 @@ class Sampler:
                     for name in ("renderers", "chromium", "rest")
                 }
                 top = sorted(sample, key=lambda x: -x[2])[:6]
-                self.peak_top = [(label(pid), kib) for pid, _, kib in top]
+                # a process may be gone by now (a renderer the watchdog just stopped)
+                self.peak_top = [(label(pid) or f"{part} (gone)", kib) for pid, part, kib in top]
             self.samples += 1
             self.stop.wait(0.25)
 
