@@ -24,6 +24,7 @@ import lxml.html
 import trafilatura
 from readability import Document
 
+from shared.content.boilerplate import paragraphs
 from shared.content.canonical import canonical_text
 from shared.content.shingles import Shingles, agreement, shingles
 from shared.content.visible import visible_html
@@ -85,11 +86,11 @@ def _readability(html: str) -> str:
 
 def _justext(html: str) -> str:
     try:
-        paragraphs = justext.justext(html.encode("utf-8"), STOPLIST)
+        found = paragraphs(html.encode("utf-8"), STOPLIST)
     except Exception as exc:  # lxml errors on empty/odd documents
         log.info("justext failed: %s", exc)
         return ""
-    return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+    return "\n\n".join(p.text for p in found if not p.is_boilerplate)
 
 
 EXTRACTORS = (
