@@ -49,7 +49,8 @@ def main() -> int:
     args, _ = parser.parse_known_args()
     snapshot = Path("..")
     max_html = int(os.environ.get("METADATA_MAX_HTML_BYTES", str(5 * 1024 * 1024)))
-    inputs = read_inputs(snapshot, args.url, max_html)  # the parse never sees more
+    max_tags = int(os.environ.get("METADATA_MAX_TAGS", "100000"))
+    inputs = read_inputs(snapshot, args.url, max_html, max_tags)  # the parse never sees more
     post = reddit_post(snapshot)
     reddit = reddit_metadata(post) if post is not None else None
     if inputs.raw is None and inputs.rendered is None and reddit is None:
@@ -70,6 +71,7 @@ def main() -> int:
         "rendered_is_wall": looks_like_wall(rendered),
         "reddit_json": reddit is not None,
         "skipped_sources": list(inputs.skipped),
+        "cut_sources": list(inputs.cut),
     }
     values = asdict(merged)
     values["has_video"] = any(

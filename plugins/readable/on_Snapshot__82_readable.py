@@ -34,15 +34,18 @@ def main() -> int:
     args, _ = parser.parse_known_args()
     limit = int(os.environ.get("READABLE_MAX_TEXT_CHARS", "200000"))
     cap = int(os.environ.get("READABLE_MAX_HTML_BYTES", "20000000"))
+    tags = int(os.environ.get("READABLE_MAX_TAGS", "100000"))
     snapshot = Path("..")
-    inputs = read_inputs(snapshot, args.url, cap)
+    inputs = read_inputs(snapshot, args.url, cap, tags)
     thread = snapshot / "reddit" / "thread.html"
     sources = [
-        Source(name, html[:cap])
+        Source(name, html)
         for name, html in (("rendered", inputs.rendered), ("raw", inputs.raw))
         if html is not None
     ]
     info: dict[str, object] = {"final_url": inputs.final_url, "skipped": list(inputs.skipped)}
+    if inputs.cut:
+        info["cut"] = list(inputs.cut)
     if thread.is_file():
         article_html = thread.read_text(encoding="utf-8")
         info.update(extractor="reddit-json", source="reddit")

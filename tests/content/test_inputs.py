@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from shared.content.inputs import decode_html, read_inputs
+from shared.content.inputs import cut_markup, decode_html, read_inputs
 
 
 def test_decoding_follows_header_then_meta_then_utf8_then_cp1252():
@@ -44,3 +44,16 @@ def test_reddit_page_replaces_the_raw_body(tmp_path: Path):
     _write(tmp_path, "fetch/body.html", b"<p>www shell</p>")
     _write(tmp_path, "reddit/page.html", b"<p>old reddit</p>")
     assert read_inputs(tmp_path, "https://www.reddit.com/r/a/").raw == "<p>old reddit</p>"
+
+
+def test_each_source_is_cut_after_max_tags(tmp_path: Path) -> None:
+    (tmp_path / "dom").mkdir()
+    (tmp_path / "dom" / "dom.html").write_text("<p>a</p>" * 10)
+    (tmp_path / "fetch").mkdir()
+    (tmp_path / "fetch" / "body.html").write_text("<p>b</p>")
+    got = read_inputs(tmp_path, "https://a/", max_tags=5)
+    assert got.rendered == "<p>a</p><p>a</p><p>a"
+    assert got.raw == "<p>b</p>"
+    assert got.cut == ("rendered: 5 tags",)
+    assert cut_markup("no tags", 0) == "no tags"
+    assert cut_markup("<a>", 0) == ""

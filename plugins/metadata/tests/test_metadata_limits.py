@@ -3,6 +3,7 @@ limit, the runner records the hook as stopped by it (and nothing else is hurt)."
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -46,7 +47,18 @@ async def test_a_page_whose_parse_needs_gigabytes_is_parsed_in_part(tmp_path: Pa
     assert result.status == "succeeded" and result.output_str == "Huge"
 
 
+async def test_a_page_of_more_tags_than_the_limit_is_parsed_up_to_it(tmp_path: Path) -> None:
+    """Within the byte cap (5 MiB: 650 000 elements) the tag cap still stops the parse."""
+    result = await run_metadata(tmp_path, METADATA_MAX_TAGS="1000")
+    assert result.status == "succeeded" and result.output_str == "Huge"
+    saved = json.loads((tmp_path / "metadata" / "metadata.json").read_text())
+    assert saved["cut_sources"] == ["raw: 5242880 bytes", "raw: 1000 tags"]
+
+
 async def test_a_parse_past_the_memory_limit_is_a_resource_limit(tmp_path: Path) -> None:
-    result = await run_metadata(tmp_path, METADATA_MAX_HTML_BYTES=str(len(HUGE)))
+    everything = str(len(HUGE))
+    result = await run_metadata(
+        tmp_path, METADATA_MAX_HTML_BYTES=everything, METADATA_MAX_TAGS=everything
+    )
     assert result.status == "failed" and result.error_code == "E_METADATA_RESOURCE_LIMIT", result
     assert result.retry_at is None
