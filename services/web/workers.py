@@ -7,8 +7,10 @@ METRICS_PORT, the stop signal) then only supervises: it reserves WEB_HOST:WEB_PO
 starts ``WEB_WORKERS`` worker processes (``python -m services.web.workers``), each with its
 own event loop, read-only database connections, query threads, S3 clients and NATS
 connection, and its own listening socket on that port (``SO_REUSEPORT``: the kernel spreads
-new connections evenly over them; with one shared socket, the first worker to wake took
-every connection that was waiting, and kept-alive connections stay where they land). A
+new connections over them by a hash of their addresses; with one shared socket, the first
+worker to wake took every connection that was waiting, also with libuv's
+UV_TCP_SINGLE_ACCEPT). Kept-alive connections stay where they land, so a worker holding more
+than its share closes one now and then (``balance.py``). A
 worker that dies is started again after a second; on stop each is sent SIGTERM (uvicorn
 finishes the requests in flight) and killed if it has not exited after ``STOP_GRACE_S``.
 A worker also exits when the service process dies (``PR_SET_PDEATHSIG``).
@@ -38,6 +40,7 @@ import uvloop
 from prometheus_client import multiprocess
 
 from services.web.app import create_app, freeze_startup_objects
+from services.web.balance import ConnectionShares, Rebalance
 from services.web.connections import connect
 from services.web.ratelimit import SharedLimits
 from services.web.settings import WebSettings
@@ -50,6 +53,8 @@ log = logging.getLogger(__name__)
 LIMITS_ADDRESS = "DLA_WEB_LIMITS_ADDRESS"
 LIMITS_KEY = "DLA_WEB_LIMITS_KEY"
 PARENT_PID = "DLA_WEB_PARENT_PID"
+SHARES_FILE = "DLA_WEB_SHARES_FILE"
+SLOT = "DLA_WEB_WORKER_SLOT"
 METRICS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 RESTART_DELAY_S = 1.0
 STOP_GRACE_S = 10.0
@@ -96,7 +101,7 @@ class Workers:
                     sys.executable,
                     "-m",
                     "services.web.workers",
-                    env=self.env,
+                    env={**self.env, SLOT: str(slot)},
                 )
                 self.procs[slot] = proc
                 exited = asyncio.create_task(proc.wait())
@@ -111,6 +116,7 @@ class Workers:
                     proc.returncode,
                 )
                 multiprocess.mark_process_dead(proc.pid, self.metrics_dir)  # type: ignore[no-untyped-call]
+                ConnectionShares.clear(Path(self.env[SHARES_FILE]), slot)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), RESTART_DELAY_S)
         finally:
@@ -137,6 +143,7 @@ async def serve_workers(ctx: ServiceContext[WebSettings]) -> None:
     (runtime / "metrics").mkdir()
     reserved = bind(settings.web_host, settings.web_port, listen=False)
     limits = SharedLimits(dict(rate_limits(settings)), str(runtime / "limits.sock"))
+    ConnectionShares.create(runtime / "shares", settings.web_workers)
     limits.start()
     env = {
         **os.environ,
@@ -145,6 +152,7 @@ async def serve_workers(ctx: ServiceContext[WebSettings]) -> None:
         LIMITS_KEY: limits.authkey.hex(),
         PARENT_PID: str(os.getpid()),
         METRICS_DIR: str(runtime / "metrics"),
+        SHARES_FILE: str(runtime / "shares"),
     }
     workers = Workers(settings.web_workers, env)
     ctx.add_check(workers.check)
@@ -168,10 +176,13 @@ def _die_with_parent() -> None:
 
 async def _serve(settings: WebSettings, state: WebState, sock: socket.socket) -> None:
     async with connect(state):  # S3 now, NATS in the background (actions wait for it)
-        config = uvicorn.Config(
-            create_app(settings, state), log_level="warning", access_log=False, lifespan="off"
+        shares = ConnectionShares(
+            Path(os.environ[SHARES_FILE]), int(os.environ[SLOT]), settings.web_workers
         )
+        app = Rebalance(create_app(settings, state), shares)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         server = uvicorn.Server(config)
+        app.held = lambda: len(server.server_state.connections)
         freeze_startup_objects()
         await server.serve(sockets=[sock])
 

@@ -142,3 +142,48 @@ def test_workers_share_one_port_one_set_of_limits_and_their_metrics(
     current = children_of(child.pid)
     assert child.stop() == 0
     assert not any(Path(f"/proc/{pid}").exists() for pid in current)
+
+
+def established_by_pid(port: int, pids: set[int]) -> dict[int, int]:
+    """How many established connections to 127.0.0.1:`port` each process holds (read from
+    /proc: the sockets' inodes in /proc/net/tcp, matched with each process's fds)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+            inodes.add(fields[9])
+    held = {}
+    for pid in pids:
+        links = []
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                links.append(os.readlink(fd))
+            except OSError:
+                continue
+        held[pid] = sum(1 for link in links if link[8:-1] in inodes and link.startswith("socket:"))
+    return held
+
+
+def test_kept_alive_connections_even_out_over_the_workers(web: tuple[Child, str]) -> None:
+    """However the kernel hashed 24 connections, a worker above its share closes some
+    (`Connection: close`) and clients that reconnect as HTTP/1.1 clients do end up 12/12."""
+    child, base = web
+    port = int(base.rsplit(":", 1)[1])
+    clients = [httpx.Client(base_url=base, timeout=10) for _ in range(24)]
+    workers = children_of(child.pid)
+    try:
+        for client in clients:
+            client.get("/index.json?limit=1")
+        landed = established_by_pid(port, workers)
+        closed = 0
+        for _ in range(30):
+            for client in clients:
+                response = client.get("/index.json?limit=1")  # httpx reconnects after a close
+                closed += response.headers.get("connection") == "close"
+        held = established_by_pid(port, workers)
+        assert sorted(held.values()) == [12, 12], (landed, held, closed)
+        if sorted(landed.values()) != [12, 12]:
+            assert closed >= abs(12 - min(landed.values())), (landed, held, closed)
+    finally:
+        for client in clients:
+            client.close()
