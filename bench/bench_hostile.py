@@ -287,7 +287,7 @@ def parts(r: RunResult) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-write", action="store_true", help="print only")
-    parser.add_argument("--timeout", type=float, default=240)
+    parser.add_argument("--timeout", type=float, default=480)
     parser.add_argument("--per-domain", type=int, default=1, help="PER_DOMAIN_CONCURRENCY")
     args = parser.parse_args()
     overrides = {k: v for k, v in os.environ.items() if k.startswith(("ARCHIVER_", "BROWSER_"))}
