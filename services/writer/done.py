@@ -11,7 +11,7 @@ from services.writer import linkstore, media, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import is_permanent
-from shared.hooks.error_codes import telling
+from shared.hooks.error_codes import kind_of, telling
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone
 
@@ -36,6 +36,11 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         return
     retry = [h for h in done.retry_hooks if not _hook_is_permanent(ctx, job["snapshot_id"], h)]
     outcome = attempt_outcome(ctx, job["snapshot_id"])
+    if _final(outcome.error_code) and outcome.hook not in retry:
+        # What the attempt found is final (not a web page, a download, too large) and its
+        # hook did not ask to try again: the other hooks' retryable failures (the browser
+        # timing out on a zip) follow from it, and another attempt would find the same.
+        retry = []
     transitions.attempt_outcome(conn, job["snapshot_id"], outcome.outcome, ctx.now_iso)
     retry_at = None
     if retry or done.error:
@@ -104,6 +109,14 @@ class AttemptOutcome:
     `page_unresponsive`: shared.hooks.error_codes.telling)."""
     error: str | None = None
     """`<hook>: <code> <output>` of that hook."""
+    hook: str | None = None
+    """That hook."""
+
+
+def _final(error_code: str | None) -> bool:
+    """True for a telling code that no later attempt would change (its kind is not retried)."""
+    kind = kind_of(error_code)
+    return kind is not None and telling(error_code) and not kind.retry
 
 
 def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
@@ -124,4 +137,6 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     # the first telling code: a stall the fetch named beats the browser's timeout on it
     first = next((r for r in bad if telling(r["error_code"])), bad[0])
     error = f"{first['hook']}: {first['error_code'] or ''} {first['output_str']}".strip()
-    return AttemptOutcome("partial" if kept else "failed", first["error_code"], error)
+    return AttemptOutcome(
+        "partial" if kept else "failed", first["error_code"], error, first["hook"]
+    )

@@ -126,6 +126,25 @@ def test_the_link_shows_the_telling_error_not_the_browsers_timeout(h: Harness) -
     assert (nav, "E_NAVIGATE_TIMEOUT") in codes
 
 
+def test_a_final_telling_error_is_not_retried_for_the_browsers_timeout(h: Harness) -> None:
+    """A zip served as text/html: the fetch says not_html (not retried), the browser times
+    out on it (retryable): the reader sees not_html and no retry is scheduled."""
+    nav = "on_Snapshot__21_navigate.py"
+    job = start(h)
+    h.apply(
+        event(job, 0, res(nav, "failed", "E_NAVIGATE_TIMEOUT", "Timeout 30000ms exceeded")),
+        event(job, 1, res(FETCH, "failed", "E_FETCH_NOT_HTML", "application/zip, 64 MB")),
+        done(job, records=2, retry=[nav]),
+    )
+    row = link(h)
+    assert (row["status"], row["last_error_code"], row["retry_at"]) == (
+        "failed",
+        "E_FETCH_NOT_HTML",
+        None,
+    )
+    assert h.job(1)["status"] == "failed"
+
+
 def test_a_vague_error_alone_is_still_shown(h: Harness) -> None:
     nav = "on_Snapshot__21_navigate.py"
     job = start(h)
