@@ -22,7 +22,7 @@ from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from shared.content.inputs import read_inputs
+from shared.content.inputs import DEFAULT_MAX_TAGS, read_inputs
 from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
 from shared.content.video import shows_video
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
@@ -49,7 +49,7 @@ def main() -> int:
     args, _ = parser.parse_known_args()
     snapshot = Path("..")
     max_html = int(os.environ.get("METADATA_MAX_HTML_BYTES", str(5 * 1024 * 1024)))
-    max_tags = int(os.environ.get("METADATA_MAX_TAGS", "100000"))
+    max_tags = int(os.environ.get("METADATA_MAX_TAGS", str(DEFAULT_MAX_TAGS)))
     inputs = read_inputs(snapshot, args.url, max_html, max_tags)  # the parse never sees more
     post = reddit_post(snapshot)
     reddit = reddit_metadata(post) if post is not None else None

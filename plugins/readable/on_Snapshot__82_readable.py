@@ -23,7 +23,7 @@ from pathlib import Path
 
 from shared.content.canonical import canonical_text
 from shared.content.extract import Source, extract_article, page_text
-from shared.content.inputs import read_inputs
+from shared.content.inputs import DEFAULT_MAX_TAGS, read_inputs
 from shared.content.sanitize import sanitize_html
 from shared.hooks.records import ArchiveResultRecord, TextRecord, emit
 
@@ -34,7 +34,7 @@ def main() -> int:
     args, _ = parser.parse_known_args()
     limit = int(os.environ.get("READABLE_MAX_TEXT_CHARS", "200000"))
     cap = int(os.environ.get("READABLE_MAX_HTML_BYTES", "20000000"))
-    tags = int(os.environ.get("READABLE_MAX_TAGS", "100000"))
+    tags = int(os.environ.get("READABLE_MAX_TAGS", str(DEFAULT_MAX_TAGS)))
     snapshot = Path("..")
     inputs = read_inputs(snapshot, args.url, cap, tags)
     thread = snapshot / "reddit" / "thread.html"

@@ -54,7 +54,7 @@ LIMITS_ADDRESS = "DLA_WEB_LIMITS_ADDRESS"
 LIMITS_KEY = "DLA_WEB_LIMITS_KEY"
 PARENT_PID = "DLA_WEB_PARENT_PID"
 SHARES_FILE = "DLA_WEB_SHARES_FILE"
-SLOT = "DLA_WEB_WORKER_SLOT"
+WORKER_SLOT = "DLA_WEB_WORKER_SLOT"
 METRICS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 RESTART_DELAY_S = 1.0
 STOP_GRACE_S = 10.0
@@ -101,7 +101,7 @@ class Workers:
                     sys.executable,
                     "-m",
                     "services.web.workers",
-                    env={**self.env, SLOT: str(slot)},
+                    env={**self.env, WORKER_SLOT: str(slot)},
                 )
                 self.procs[slot] = proc
                 exited = asyncio.create_task(proc.wait())
@@ -177,7 +177,7 @@ def _die_with_parent() -> None:
 async def _serve(settings: WebSettings, state: WebState, sock: socket.socket) -> None:
     async with connect(state):  # S3 now, NATS in the background (actions wait for it)
         shares = ConnectionShares(
-            Path(os.environ[SHARES_FILE]), int(os.environ[SLOT]), settings.web_workers
+            Path(os.environ[SHARES_FILE]), int(os.environ[WORKER_SLOT]), settings.web_workers
         )
         app = Rebalance(create_app(settings, state), shares)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
