@@ -176,8 +176,8 @@ class PageSession:
             self._event("page_crashed", url=page.url)
         else:
             kill = self.memory_kill
-            self._event("renderer_memory_limit", url=page.url, mib=kill.bytes >> 20,
-                        limit_mib=kill.limit >> 20)  # fmt: skip
+            self._event("renderer_memory_limit", url=page.url, mib=kill.mib,
+                        limit_mib=kill.limit_mib)  # fmt: skip
 
     def dead_page(self, why: str = "the page's renderer is stuck or crashed") -> OpError:
         """The error of an operation on a page whose renderer is stuck, crashed or killed."""

@@ -42,11 +42,20 @@ class RendererKill:
     at: float
     """time.monotonic() of the kill."""
 
+    @property
+    def mib(self) -> int:
+        """Its memory in MiB, rounded up: a renderer 0.3 MiB past a 200 MiB limit used 201."""
+        return -(-self.bytes // (1 << 20))
+
+    @property
+    def limit_mib(self) -> int:
+        return self.limit >> 20
+
     def describe(self) -> str:
         """One line for logs and the page's error message."""
         return (
-            f"the page's renderer used {self.bytes >> 20} MiB, past the "
-            f"{self.limit >> 20} MiB limit (BROWSER_MAX_RENDERER_MB): it was stopped"
+            f"the page's renderer used {self.mib} MiB, past the "
+            f"{self.limit_mib} MiB limit (BROWSER_MAX_RENDERER_MB): it was stopped"
         )
 
 
