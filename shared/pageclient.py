@@ -32,6 +32,7 @@ OPS = (
     "navigate",
     "wait",
     "evaluate",
+    "lazy",
     "content",
     "screenshot",
     "pdf",
@@ -152,6 +153,11 @@ class PageClient:
     def evaluate(self, expression: str, arg: Any = None, timeout: float = 30.0) -> Any:
         """Evaluate a JS expression or function in the page; returns its JSON value."""
         return self.call("evaluate", timeout=timeout, expression=expression, arg=arg)["value"]
+
+    def lazy(self, timeout: float = 10.0) -> dict[str, int]:
+        """How the page loads content lazily: {"observed" (elements handed to an
+        IntersectionObserver), "scroll_listeners", "lazy_elements"}; all 0 on a static page."""
+        return self.call("lazy", timeout=timeout)
 
     def content(self, path: str, timeout: float = 30.0) -> dict[str, Any]:
         """Write the rendered DOM (UTF-8 HTML) to path: {"path", "bytes", "sha256"}."""

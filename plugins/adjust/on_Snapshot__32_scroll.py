@@ -1,6 +1,7 @@
 """Hook: scroll the loaded page to the bottom, a viewport at a time, so lazy images and
 infinite lists load, then back to the top (step 3). Bounded by ADJUST_SCROLL_MAX_SECONDS
-and ADJUST_SCROLL_MAX_STEPS."""
+and ADJUST_SCROLL_MAX_STEPS. With ADJUST_SCROLL_WHEN=lazy (the default) only a page that
+loads content lazily is scrolled (the archiver's `lazy` operation says which)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ def capture(page: pc.PageClient, url: str, timeout: float) -> str:
     budget_ms = int(min(max_s, max(0.0, timeout - 1)) * 1000)
     if budget_ms <= 0 or max_steps <= 0:
         return "scrolling off"
+    if os.environ.get("ADJUST_SCROLL_WHEN", "lazy") == "lazy":
+        lazy = page.lazy()
+        if not any(lazy.values()):
+            return "not scrolled: nothing on the page loads lazily"
     done = page.evaluate(SCROLL_JS, [budget_ms, max_steps, step_ms], timeout=timeout)
     end = "reached the bottom" if done["bottom"] else "stopped early"
     return f"{done['steps']} steps, {done['height']} px, {end} in {done['ms']} ms"

@@ -35,6 +35,7 @@ from playwright.async_api import (
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from services.archiver import lazywatch
 from services.archiver.browser import BrowserBroker
 from services.archiver.egress import EgressPolicy, EgressProxy
 from services.archiver.renderers import RendererKill
@@ -124,6 +125,7 @@ class PageSession:
         except Exception as exc:
             raise OpError(proto.E_BROWSER, f"no browser context: {exc}") from exc
         self._context = ctx
+        await ctx.add_init_script(lazywatch.WATCH_JS)
         ctx.on("page", self._on_new_page)
         page = await ctx.new_page()
         page.on("dialog", self._on_dialog)
@@ -371,6 +373,18 @@ class PageSession:
                 raise self.dead_page() from exc
             raise OpError(proto.E_SCRIPT, str(exc).splitlines()[0]) from exc
         return {"value": value}
+
+    async def op_lazy(self, req: dict[str, Any]) -> dict[str, Any]:
+        """How the page loads content lazily (see lazywatch.py): elements it handed to an
+        IntersectionObserver, its scroll listeners, and its elements marked lazy."""
+        page = await self._live_page()
+        try:
+            value = await page.evaluate(lazywatch.READ_JS)
+        except PlaywrightError as exc:
+            if self.crashed:
+                raise self.dead_page() from exc
+            raise OpError(proto.E_SCRIPT, str(exc).splitlines()[0]) from exc
+        return dict(value)
 
     async def op_content(self, req: dict[str, Any]) -> dict[str, Any]:
         path = self._path(req)

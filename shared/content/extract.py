@@ -18,11 +18,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import justext
 import lxml.html
 import trafilatura
 from readability import Document
+from trafilatura.htmlprocessing import build_html_output
+from trafilatura.settings import Document as TrafilaturaDocument
+from trafilatura.utils import normalize_unicode
 
 from shared.content.boilerplate import paragraphs
 from shared.content.canonical import canonical_text
@@ -63,17 +67,25 @@ class Article:
     votes: dict[str, float]
 
 
+TRAFILATURA_OPTIONS: dict[str, Any] = {
+    "output_format": "html",
+    "include_comments": False,
+    "include_tables": True,
+    "include_links": True,
+    "include_formatting": True,
+}
+
+
 def _trafilatura(html: str, precision: bool) -> str:
-    out = trafilatura.extract(
-        html,
-        output_format="html",
-        favor_precision=precision,
-        include_comments=False,
-        include_tables=True,
-        include_links=True,
-        include_formatting=True,
+    """``trafilatura.extract(html, output_format="html", ...)`` without its last step for
+    HTML output, a simhash fingerprint of the text that nothing here reads (~20 ms a page,
+    as long as the rest of the extraction). A test checks both give the same article."""
+    document = trafilatura.bare_extraction(
+        html, favor_precision=precision, as_dict=False, **TRAFILATURA_OPTIONS
     )
-    return out or ""
+    if not isinstance(document, TrafilaturaDocument):
+        return ""
+    return normalize_unicode(build_html_output(document))
 
 
 def _readability(html: str) -> str:
@@ -119,8 +131,14 @@ def choose(found: Sequence[Candidate], voters: Sequence[str] = ()) -> Article | 
         return None
     grams: list[Shingles] = [shingles(c.text) for c in usable]
     others = grams + [shingles(v) for v in voters if v.strip()]
+    pair = {  # agreement is symmetric: each pair once
+        (i, j): agreement(grams[i], others[j])
+        for i in range(len(grams))
+        for j in range(i + 1, len(others))
+    }
     votes = [
-        sum(agreement(g, o) for j, o in enumerate(others) if j != i) for i, g in enumerate(grams)
+        sum(pair[min(i, j), max(i, j)] for j in range(len(others)) if j != i)
+        for i in range(len(grams))
     ]
     best = max(range(len(usable)), key=lambda i: (votes[i], -i))
     winner = usable[best]

@@ -96,3 +96,20 @@ def test_text_the_page_hides_is_not_in_the_article():
     article = extract_article([Source("raw", page)])
     assert article is not None
     assert PARAS[1] in article.text and "committee" not in article.text
+
+
+def test_trafilatura_without_its_fingerprint_gives_what_extract_gives(corpora: Path):
+    """shared.content.extract calls trafilatura's steps without the fingerprint; an upgrade
+    that changes what `extract` does after `bare_extraction` shows up here."""
+    import trafilatura
+
+    from shared.content.extract import TRAFILATURA_OPTIONS, _trafilatura
+
+    base = corpora / "extraction" / "article-extraction-benchmark" / "html"
+    pages = [PAGE, "<html><body></body></html>"] + [
+        gzip.decompress(p.read_bytes()).decode("utf-8") for p in sorted(base.glob("*.gz"))[:6]
+    ]
+    for html in pages:
+        for precision in (True, False):
+            expected = trafilatura.extract(html, favor_precision=precision, **TRAFILATURA_OPTIONS)
+            assert _trafilatura(html, precision) == (expected or "")
