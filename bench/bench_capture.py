@@ -13,8 +13,8 @@ once, each in its own browser context of the one Chromium) is `--contexts`.
 1. Throughput: the 60 pages in batches of 20 (jobs published at once, wall time until the
    20th `capture.done`): s/page = batch wall / 20; median over the batches. Also pages/min,
    per-page latency (job published -> done) and CPU-s/page of the archiver's process tree
-   (this process, its hook host and hooks, Playwright's driver, Chromium; NATS, SeaweedFS
-   and the site server excluded).
+   (this process, its hook host and hooks, Playwright's driver, Chromium) and, apart, of
+   NATS and SeaweedFS (they share the cores; the site server is left out).
 2. Per-hook overhead of a browser hook: a hook process that connects to the page socket
    and runs one `evaluate("1")`, timed from the runner's `started` to its ArchiveResult
    arriving, minus the same evaluate's time measured inside the archiver.
@@ -91,6 +91,10 @@ class Archiver:
         self.work = work
         self.contexts = contexts
         self.engines: list[int] = []
+
+    def engine_pids(self) -> list[int]:
+        table = proctree.parents()
+        return [p for root in self.engines for p in proctree.descendants(root, table)]
 
     def own_pids(self) -> list[int]:
         table = proctree.parents()
@@ -263,6 +267,7 @@ async def run(args: argparse.Namespace, work: Path, base: str, urls: list[str], 
                 pss.setdefault(done, proctree.pss_bytes(arch.own_pids()))
 
         cpu0 = tree_cpu_seconds(arch.own_pids())
+        engines0 = tree_cpu_seconds(arch.engine_pids())
         t0 = time.perf_counter()
         batches, latencies = [], []
         for b in range(0, len(urls), BATCH):
@@ -273,6 +278,7 @@ async def run(args: argparse.Namespace, work: Path, base: str, urls: list[str], 
             sample()
         wall = time.perf_counter() - t0
         cpu = tree_cpu_seconds(arch.own_pids()) - cpu0
+        engines = tree_cpu_seconds(arch.engine_pids()) - engines0
         while done < args.captures:
             chunk = min(BATCH, args.captures - done)
             await arch.capture([urls[(done + i) % len(urls)] for i in range(chunk)], done * 10)
@@ -302,6 +308,8 @@ async def run(args: argparse.Namespace, work: Path, base: str, urls: list[str], 
         f"{statistics.median(latencies):.2f} s / {max(latencies):.2f} s |",
         f"| CPU-s/page (archiver process tree: worker, hook host and hooks, Playwright driver, "
         f"Chromium) | {cpu / len(urls):.2f} |",
+        f"| CPU-s/page of the engines on the same cores (NATS, SeaweedFS storing every "
+        f"artifact) | {engines / len(urls):.2f} |",
         f"| browser hook, spawn → its record, one `evaluate` (median of {overhead['hooks']}) "
         f"| {overhead['hook_ms']:.1f} ms |",
         f"| the same `evaluate` inside the archiver (the browser's own work) | "
