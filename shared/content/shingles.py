@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 TOKEN = re.compile(r"\w+", re.UNICODE)
 
-Shingles = frozenset[str]
-"""A multiset of word n-grams as a set: each n-gram is its words joined by a space (words are
-`\\w+`, so the join is unambiguous), and its k-th repeat (k > 1) is that string with `\\0k`
-appended. The size of two such sets' intersection is the multisets' (the sum of the smaller
-counts), computed by a set intersection in C instead of a Python loop over counts."""
+
+@dataclass(frozen=True)
+class Shingles:
+    """The multiset of a text's word n-grams (tuples of words, which share the words'
+    strings: a page of 64 kB "words" costs no copies of them). Two texts' common n-grams are
+    a set intersection in C; a text with no repeated n-gram (most articles) shares exactly
+    that many, otherwise the smaller counts are summed. The counts keep a repetitive text (a
+    hostile page of one word) as small as its distinct n-grams."""
+
+    counts: Counter[tuple[str, ...]]
+    total: int
+
+    @property
+    def repeats(self) -> bool:
+        return self.total != len(self.counts)
 
 
 def shingles(text: str, n: int = 4) -> Shingles:
@@ -19,16 +30,19 @@ def shingles(text: str, n: int = 4) -> Shingles:
     n tokens is one shingle of the tokens it has; an empty text has none."""
     tokens = TOKEN.findall(text)
     if not tokens:
-        return frozenset()
-    grams = [" ".join(tokens[i : i + n]) for i in range(max(1, len(tokens) - n + 1))]
-    unique = frozenset(grams)
-    if len(unique) == len(grams):
-        return unique
-    repeats = [(gram, count) for gram, count in Counter(grams).items() if count > 1]
-    return unique.union(f"{gram}\0{k}" for gram, count in repeats for k in range(2, count + 1))
+        return Shingles(Counter(), 0)
+    size = max(1, len(tokens) - n + 1)
+    return Shingles(Counter(tuple(tokens[i : i + n]) for i in range(size)), size)
 
 
 def agreement(a: Shingles, b: Shingles) -> float:
     """F1 of the shingles two texts share (0 when either is empty, 1 when they are equal)."""
-    total = len(a) + len(b)
-    return 2 * len(a & b) / total if total else 0.0
+    total = a.total + b.total
+    if not total:
+        return 0.0
+    common = a.counts.keys() & b.counts.keys()
+    if a.repeats or b.repeats:
+        shared = sum(min(a.counts[k], b.counts[k]) for k in common)
+    else:
+        shared = len(common)
+    return 2 * shared / total

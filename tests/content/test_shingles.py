@@ -1,8 +1,9 @@
-"""The set form of shingles gives the multiset agreement exactly."""
+"""Shingles: the agreement by key intersection is the multiset F1 exactly."""
 
 from __future__ import annotations
 
 import random
+import sys
 from collections import Counter
 
 from shared.content.shingles import TOKEN, agreement, shingles
@@ -33,5 +34,13 @@ def test_edges() -> None:
     assert agreement(shingles(""), shingles("")) == 0.0
     assert agreement(shingles("one two"), shingles("one two")) == 1.0
     assert agreement(shingles("a b c d a b c d"), shingles("a b c d")) == 2 * 1 / (5 + 1)
-    # words joined by a space cannot collide with other splits of the same characters
     assert agreement(shingles("ab c d e"), shingles("a bc d e")) == 0.0
+
+
+def test_long_words_are_not_copied_into_the_shingles() -> None:
+    """A hostile page of 64 kB "words" (bench_hostile's /huge): the n-grams refer to the
+    words, so 300 of them cost kilobytes, not 300 x 256 kB of joined copies."""
+    text = " ".join(c * 65533 for c in "abcdefghij" * 30)
+    grams = shingles(text)
+    assert grams.total == 297
+    assert sum(sys.getsizeof(k) for k in grams.counts) < 100_000
