@@ -14,14 +14,15 @@ from pathlib import Path
 from services.supervisor.children import Child, free_ports, wait_for_port
 from shared.errors import ConfigError
 
-WEED_GOMEMLIMIT = "320MiB"
+WEED_GOMEMLIMIT = "300MiB"
 """Go's soft memory limit for `weed mini` (unless GOMEMLIMIT is set already). Without it Go
 lets the heap grow to twice what is live before collecting: storing 60-150 MB hostile
 bodies, weed reached 390-580 MB PSS. It must stay well above what weed allocates at start
 (~250 MiB of Go memory, half of it never touched: leveldb write buffers, the filer's log
 buffers): at 256 MiB Go collected after every few hundred kB, 518 collections for 60
-pages, and storing a page's artifacts cost 0.24 CPU-s instead of 0.06 (docs/benchmarks.md).
-At 320 MiB weed stays under ~180 MB PSS and collects a few times per 60 pages."""
+pages, and storing a page's artifacts (~3.6 MB in 6 objects) cost 0.24 CPU-s. At 300 MiB:
+0.076 CPU-s, 20 collections, ~155 MB PSS (320 MiB: 0.061 and ~180 MB; no limit: 0.056
+and 250+ MB, growing with the bodies stored)."""
 
 MAX_PAYLOAD = 8 * 1024 * 1024
 """Largest NATS message: a post with thousands of links must fit (the default is 1 MiB)."""
