@@ -25,6 +25,9 @@ from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
 
 T = TypeVar("T")
 TEST_UA = "DLA-test/1.0"
+TEST_BROWSER = os.environ.get("BROWSER_EXECUTABLE", BrowserLimits.executable)
+"""The browser the harness drives: `BROWSER_EXECUTABLE` when set (to run the browser tests
+on another Chromium build, e.g. chromium-headless-shell), else the archiver's default."""
 
 
 class BrowserHarness:
@@ -34,7 +37,7 @@ class BrowserHarness:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.broker = BrowserBroker(limits or BrowserLimits())
+        self.broker = BrowserBroker(limits or BrowserLimits(executable=TEST_BROWSER))
         self.run(self.broker.__aenter__())
         self.run(self.broker.warm())
         self._pages: dict[Path, AbstractAsyncContextManager[Any]] = {}
