@@ -14,6 +14,17 @@ from shared import pageclient as pc
 SCROLL_JS = (Path(__file__).parent / "scroll.js").read_text()
 
 
+def loads_lazily(page: pc.PageClient) -> bool:
+    """Whether the page shows lazy loading (the archiver's `lazy` operation); a page whose
+    scripts broke the check (E_PAGE_SCRIPT) is scrolled, as every page was before."""
+    try:
+        return any(page.lazy().values())
+    except pc.PageError as exc:
+        if exc.code != pc.E_SCRIPT:
+            raise
+        return True
+
+
 def capture(page: pc.PageClient, url: str, timeout: float) -> str:
     max_s = float(os.environ.get("ADJUST_SCROLL_MAX_SECONDS", "4"))
     max_steps = int(os.environ.get("ADJUST_SCROLL_MAX_STEPS", "40"))
@@ -21,10 +32,8 @@ def capture(page: pc.PageClient, url: str, timeout: float) -> str:
     budget_ms = int(min(max_s, max(0.0, timeout - 1)) * 1000)
     if budget_ms <= 0 or max_steps <= 0:
         return "scrolling off"
-    if os.environ.get("ADJUST_SCROLL_WHEN", "lazy") == "lazy":
-        lazy = page.lazy()
-        if not any(lazy.values()):
-            return "not scrolled: nothing on the page loads lazily"
+    if os.environ.get("ADJUST_SCROLL_WHEN", "lazy") == "lazy" and not loads_lazily(page):
+        return "not scrolled: nothing on the page loads lazily"
     done = page.evaluate(SCROLL_JS, [budget_ms, max_steps, step_ms], timeout=timeout)
     end = "reached the bottom" if done["bottom"] else "stopped early"
     return f"{done['steps']} steps, {done['height']} px, {end} in {done['ms']} ms"

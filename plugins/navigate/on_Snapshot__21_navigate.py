@@ -68,9 +68,23 @@ def declined(page: pc.PageClient, nav: dict[str, Any], timeout: float) -> str | 
         return None
     why = declined_by_headers(nav.get("headers") or [])
     if why is None:
-        metas = page.evaluate(META_TAGS, timeout=timeout)
-        why = declined_by_html(str(metas or "").encode())
+        why = declined_by_html(meta_tags(page, timeout))
     return why
+
+
+def meta_tags(page: pc.PageClient, timeout: float) -> bytes:
+    """The rendered page's meta tags; its whole DOM when the page's own scripts broke the
+    script that lists them (a page may replace `document.querySelectorAll`)."""
+    try:
+        return str(page.evaluate(META_TAGS, timeout=timeout) or "").encode()
+    except pc.PageError as exc:
+        if exc.code != pc.E_SCRIPT:
+            raise
+    dom = Path(page.content("meta-check.html", timeout=timeout)["path"])
+    try:
+        return dom.read_bytes()
+    finally:
+        dom.unlink()
 
 
 def main() -> int:

@@ -47,10 +47,11 @@ LAZY_MARKUP = (
 
 READ_JS = """() => {
   const seen = window[Symbol.for('__KEY__')] || {observed: 0, scroll: 0};
-  const handlers = [window.onscroll, document.onscroll, document.body && document.body.onscroll];
+  const handlers = [window.onscroll, document.onscroll, document.body && document.body.onscroll]
+    .filter(h => typeof h === 'function');
   return {
-    observed: seen.observed,
-    scroll_listeners: seen.scroll + handlers.filter(h => typeof h === 'function').length,
+    observed: Number(seen.observed) || 0,
+    scroll_listeners: (Number(seen.scroll) || 0) + handlers.length,
     lazy_elements: document.querySelectorAll('__MARKUP__').length,
   };
 }""".replace("__KEY__", KEY).replace("__MARKUP__", LAZY_MARKUP)

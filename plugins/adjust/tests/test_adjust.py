@@ -59,6 +59,9 @@ document.title = IntersectionObserver.prototype.observe.toString().includes('[na
 </script></body></html>"""
 NATIVE_LAZY = f"<html><body>{LONG}<img loading='lazy' src='/lazy.png' width=10 height=10>"
 STATIC = f"<html><body>{LONG}<img src='/plain.png' width=10 height=10></body></html>"
+BREAKS_CHECK = STATIC.replace(
+    "</body>", "<script>document.querySelectorAll = () => { throw Error('no'); }</script></body>"
+)
 
 
 @pytest.mark.parametrize(
@@ -68,8 +71,9 @@ STATIC = f"<html><body>{LONG}<img src='/plain.png' width=10 height=10></body></h
         (NATIVE_LAZY, "lazy", True, True),
         (STATIC, "lazy", False, False),
         (STATIC, "always", True, False),
+        (BREAKS_CHECK, "lazy", True, False),
     ],
-    ids=["scroll-listener", "loading-lazy", "static", "static-always"],
+    ids=["scroll-listener", "loading-lazy", "static", "static-always", "check-broken"],
 )
 async def test_scrolls_only_a_page_that_loads_lazily(
     browser: BrowserHarness, tmp_path: Path, page: str, when: str, scrolled: bool, loads: bool

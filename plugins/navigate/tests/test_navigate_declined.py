@@ -16,6 +16,7 @@ pytestmark = pytest.mark.integration
 PAGE = b"<html><head><title>Private</title></head><body><h1>private</h1></body></html>"
 CAPTURES = ["adjust", "screenshot", "pdf", "dom"]
 HTML = {"Content-Type": "text/html"}
+SABOTAGE = b"<script>document.querySelectorAll = () => { throw Error('no'); };</script></html>"
 
 
 @pytest.fixture
@@ -32,6 +33,12 @@ def site() -> Iterator[FixtureServer]:
             b"</script></head><p>private</p></html>",
             headers=HTML,
         )
+        # the page's own script breaks the one navigate runs to list the meta tags
+        s.routes["/sabotaged"] = Reply(
+            b'<html><head><meta name="x-no-archive" content="1"></head><p>private</p>' + SABOTAGE,
+            headers=HTML,
+        )
+        s.routes["/sabotaged-ok"] = Reply(b"<html><p>fine</p>" + SABOTAGE, headers=HTML)
         s.routes["/allowed"] = Reply(PAGE, headers={**HTML, "X-No-Archive": "no"})
         yield s
 
@@ -40,7 +47,7 @@ def files_under(out_dir: Path) -> list[str]:
     return sorted(str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize("path", ["/header", "/meta", "/scripted"])
+@pytest.mark.parametrize("path", ["/header", "/meta", "/scripted", "/sabotaged"])
 async def test_an_opted_out_page_is_declined_and_no_capture_is_stored(
     browser: BrowserHarness, site: FixtureServer, tmp_path: Path, path: str
 ) -> None:
@@ -72,6 +79,9 @@ async def test_an_explicit_no_and_the_setting_let_the_page_be_captured(
     seen = await run_hooks(browser, f"{site.base}/allowed", tmp_path / "a", ["navigate", "dom"])
     assert seen.final["navigate"].status == "succeeded"
     assert seen.final["dom"].status == "succeeded"
+    seen = await run_hooks(browser, f"{site.base}/sabotaged-ok", tmp_path / "s", ["navigate"])
+    assert seen.final["navigate"].status == "succeeded", seen.final["navigate"]
+    assert not (tmp_path / "s" / "navigate" / "meta-check.html").exists()
     seen = await run_hooks(
         browser, f"{site.base}/header", tmp_path / "b", ["navigate", "dom"],
         FETCH_RESPECT_NO_ARCHIVE="false",
