@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from services.archiver import proctree
 
-RENDERER_FLAG = b"--type=renderer"
+TYPE_FLAG = b"--type="
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,25 @@ class RendererKill:
         )
 
 
+def process_type(pid: int) -> str | None:
+    """A Chromium process's `--type=` (renderer, gpu-process, zygote...); None for the browser
+    process, any other process, or one that is gone."""
+    # a child process rewrites its command line with spaces, not NULs
+    for arg in proctree.cmdline(pid).replace(b"\0", b" ").split():
+        if arg.startswith(TYPE_FLAG):
+            return arg[len(TYPE_FLAG) :].decode(errors="replace")
+    return None
+
+
 def is_renderer(pid: int) -> bool:
     """True for a Chromium renderer process."""
-    # a child process rewrites its command line with spaces, not NULs
-    return RENDERER_FLAG in proctree.cmdline(pid).replace(b"\0", b" ").split()
+    return process_type(pid) == "renderer"
+
+
+SETTLED_TYPES = frozenset({"renderer", "gpu-process", "utility", "broker", "crashpad-handler"})
+"""Types a process keeps for life. A renderer starts as a fork of the zygote (`--type=zygote`)
+or of whatever spawned it, and only then rewrites its command line: a verdict read in that
+moment must be read again at the next scan, or that renderer is never watched."""
 
 
 def unshared_resident_bytes(pid: int) -> int:
@@ -81,13 +96,15 @@ class RendererWatch:
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
         self._is_renderer: dict[int, bool] = {}
+        """Verdicts of processes whose type is settled (SETTLED_TYPES)."""
         self._found: list[int] = []
         self._root = 0
         self.largest = 0
         """Bytes of the largest renderer at the last check."""
 
     def renderers(self, root: int) -> list[int]:
-        """PIDs of the renderer processes below root (command lines read once per PID)."""
+        """PIDs of the renderer processes below root (a settled process's command line is
+        read once; the others' at every scan)."""
         tree = proctree.descendants(root)
         alive = set(tree)
         for pid in [p for p in self._is_renderer if p not in alive]:
@@ -96,7 +113,10 @@ class RendererWatch:
         for pid in tree:
             known = self._is_renderer.get(pid)
             if known is None:
-                known = self._is_renderer[pid] = is_renderer(pid)
+                kind = process_type(pid)
+                known = kind == "renderer"
+                if kind in SETTLED_TYPES:
+                    self._is_renderer[pid] = known
             if known:
                 found.append(pid)
         return found

@@ -167,3 +167,28 @@ def test_the_watch_finds_and_kills_renderers_past_the_limit_only() -> None:
             proctree.kill_tree(pid)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+
+
+BECOME_RENDERER = (
+    "import os, sys, time; time.sleep(0.5); "
+    "os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(30)', "
+    "'--type=renderer'])"
+)
+
+
+def test_a_process_that_becomes_a_renderer_after_a_scan_is_still_found() -> None:
+    """A renderer is first a fork of the zygote (or here, of this process) and only then
+    shows `--type=renderer`: a scan in between must not settle it as something else."""
+    late = os.spawnv(os.P_NOWAIT, sys.executable, [sys.executable, "-c", BECOME_RENDERER])
+    try:
+        watch = RendererWatch(32 * MB)
+        assert late not in watch.renderers(os.getpid())  # not yet
+        for _ in range(200):
+            if late in watch.renderers(os.getpid()):
+                break
+            time.sleep(0.05)
+        assert late in watch.renderers(os.getpid())
+    finally:
+        proctree.kill_tree(late)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(late, 0)
