@@ -92,13 +92,13 @@ class Archiver:
         self.contexts = contexts
         self.engines: list[int] = []
 
-    def engine_pids(self) -> list[int]:
-        table = proctree.parents()
+    def engine_pids(self, table: dict[int, int] | None = None) -> list[int]:
+        table = proctree.parents() if table is None else table
         return [p for root in self.engines for p in proctree.descendants(root, table)]
 
     def own_pids(self) -> list[int]:
         table = proctree.parents()
-        excluded = {p for root in self.engines for p in proctree.descendants(root, table)}
+        excluded = set(self.engine_pids(table))
         return [p for p in proctree.descendants(os.getpid(), table) if p not in excluded]
 
     @contextlib.asynccontextmanager

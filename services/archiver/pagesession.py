@@ -361,30 +361,27 @@ class PageSession:
             await asyncio.sleep(min(ms / 1000, float(req.get("timeout") or 30)))
         return {"url": page.url}
 
-    async def op_evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
-        page = await self._live_page()
-        expression = req.get("expression")
-        if not isinstance(expression, str):
-            raise OpError(proto.E_BAD_REQUEST, "expression must be a string")
-        try:
-            value = await page.evaluate(expression, req.get("arg"))
-        except PlaywrightError as exc:
-            if self.crashed:  # the renderer died under the script, it did not throw
-                raise self.dead_page() from exc
-            raise OpError(proto.E_SCRIPT, str(exc).splitlines()[0]) from exc
-        return {"value": value}
-
-    async def op_lazy(self, req: dict[str, Any]) -> dict[str, Any]:
-        """How the page loads content lazily (see lazywatch.py): elements it handed to an
-        IntersectionObserver, its scroll listeners, and its elements marked lazy."""
+    async def _evaluate(self, expression: str, arg: Any = None) -> Any:
+        """Run a script in the page: E_PAGE_SCRIPT when it throws, the dead-page error when
+        the renderer died under it (it did not throw)."""
         page = await self._live_page()
         try:
-            value = await page.evaluate(lazywatch.READ_JS)
+            return await page.evaluate(expression, arg)
         except PlaywrightError as exc:
             if self.crashed:
                 raise self.dead_page() from exc
             raise OpError(proto.E_SCRIPT, str(exc).splitlines()[0]) from exc
-        return dict(value)
+
+    async def op_evaluate(self, req: dict[str, Any]) -> dict[str, Any]:
+        expression = req.get("expression")
+        if not isinstance(expression, str):
+            raise OpError(proto.E_BAD_REQUEST, "expression must be a string")
+        return {"value": await self._evaluate(expression, req.get("arg"))}
+
+    async def op_lazy(self, req: dict[str, Any]) -> dict[str, Any]:
+        """How the page loads content lazily (see lazywatch.py): elements it handed to an
+        IntersectionObserver, its scroll listeners, and its elements marked lazy."""
+        return dict(await self._evaluate(lazywatch.READ_JS))
 
     async def op_content(self, req: dict[str, Any]) -> dict[str, Any]:
         path = self._path(req)

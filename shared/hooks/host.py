@@ -81,7 +81,8 @@ class HookHost:
         self._sock: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
-        self._spawns: dict[int, asyncio.Future[int]] = {}
+        self._spawns: dict[int, asyncio.Future[HookProcess]] = {}
+        """Spawn requests waiting for the host's answer, by request id."""
         self._exits: dict[int, asyncio.Future[int]] = {}
         self._ready: asyncio.Future[int] | None = None
 
@@ -146,9 +147,12 @@ class HookHost:
             if fut is None or fut.done():
                 return
             if "pid" in msg:
+                # the exit future goes with the answer: the child's exit status may be read
+                # in this same batch, before the spawning coroutine runs again
                 assert self._loop is not None
-                self._exits[int(msg["pid"])] = self._loop.create_future()
-                fut.set_result(int(msg["pid"]))
+                pid = int(msg["pid"])
+                exited = self._exits[pid] = self._loop.create_future()
+                fut.set_result(HookProcess(pid, exited))
             else:
                 fut.set_exception(HostError(str(msg.get("error"))))
         elif "status" in msg:
@@ -164,7 +168,7 @@ class HookHost:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-        pending = [*self._spawns.values()]
+        pending: list[asyncio.Future[Any]] = [*self._spawns.values()]
         if self._ready is not None:
             pending.append(self._ready)
         for fut in pending:
@@ -195,7 +199,7 @@ class HookHost:
         self._bind()
         assert self._sock is not None and self._loop is not None
         req_id = next(self._ids)
-        fut: asyncio.Future[int] = self._loop.create_future()
+        fut: asyncio.Future[HookProcess] = self._loop.create_future()
         self._spawns[req_id] = fut
         payload = json.dumps(
             {
@@ -217,12 +221,7 @@ class HookHost:
                 self._spawns.pop(req_id, None)
                 self._lost(f"hook host unreachable: {e}")
                 raise HostError(str(e)) from e
-        pid = await fut
-        exited = self._exits.get(pid)
-        if exited is None:  # the host died in between; _lost() already killed the child
-            exited = self._loop.create_future()
-            exited.set_result(-signal.SIGKILL)
-        return HookProcess(pid, exited)
+        return await fut  # if the host dies meanwhile, _lost() kills the child and ends it
 
     def close(self) -> None:
         """Stop the host; hooks it still runs are killed (nobody could report their status)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,24 @@ def test_the_host_preloads_every_shared_module_a_plugin_imports() -> None:
     assert imported, "no plugin imports found: the plugins/ layout changed"
     preloaded = {entry.partition(":")[0] for entry in host_module.DEFAULT_PRELOAD}
     assert imported <= preloaded, imported - preloaded
+
+
+async def test_a_hook_that_exits_before_its_spawn_returns_keeps_its_exit_status(
+    tmp_path: Path,
+) -> None:
+    """The host's answer to a spawn and the child's exit status can arrive in one read, before
+    the spawning coroutine runs again (a loaded machine, a hook that exits at once): the
+    status belongs to that spawn, it is not a lost child killed with SIGKILL."""
+    hook = tmp_path / "quick.py"
+    hook.write_text("")
+    host = HookHost(preload=())
+    await host.start()
+    try:
+        spawning = asyncio.ensure_future(host.spawn([str(hook)], tmp_path, {}, 1, 2))
+        await asyncio.sleep(0)  # the request is sent; the spawn waits for the answer
+        # the loop is held on purpose: the child starts and exits, both messages queue
+        time.sleep(1.0)  # noqa: ASYNC251
+        proc = await spawning
+        assert await proc.exited == 0
+    finally:
+        host.close()

@@ -32,6 +32,13 @@ def link(h: Harness) -> Any:
     return h.rows("SELECT * FROM links")[0]
 
 
+def assert_failed_for_good(h: Harness, code: str) -> None:
+    """The link failed with `code`, no retry is scheduled, and the job is over."""
+    row = link(h)
+    assert (row["status"], row["last_error_code"], row["retry_at"]) == ("failed", code, None)
+    assert h.job(1)["status"] == "failed"
+
+
 def test_stalled_fetch_leaves_failed_with_code_and_retry_at(h: Harness) -> None:
     job = start(h)
     h.apply(
@@ -82,13 +89,7 @@ def test_not_html_is_a_final_failure_with_its_code(h: Harness) -> None:
         event(job, 0, res(FETCH, "failed", "E_FETCH_NOT_HTML", "application/zip, 5 bytes")),
         done(job, records=1),
     )
-    row = link(h)
-    assert (row["status"], row["last_error_code"], row["retry_at"]) == (
-        "failed",
-        "E_FETCH_NOT_HTML",
-        None,
-    )
-    assert h.job(1)["status"] == "failed"
+    assert_failed_for_good(h, "E_FETCH_NOT_HTML")
 
 
 def test_a_failed_recapture_keeps_an_archived_link_archived_but_says_so(h: Harness) -> None:
@@ -136,13 +137,7 @@ def test_a_final_telling_error_is_not_retried_for_the_browsers_timeout(h: Harnes
         event(job, 1, res(FETCH, "failed", "E_FETCH_NOT_HTML", "application/zip, 64 MB")),
         done(job, records=2, retry=[nav]),
     )
-    row = link(h)
-    assert (row["status"], row["last_error_code"], row["retry_at"]) == (
-        "failed",
-        "E_FETCH_NOT_HTML",
-        None,
-    )
-    assert h.job(1)["status"] == "failed"
+    assert_failed_for_good(h, "E_FETCH_NOT_HTML")
 
 
 def test_a_vague_error_alone_is_still_shown(h: Harness) -> None:
