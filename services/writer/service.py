@@ -220,22 +220,28 @@ class Writer:
                 len(result.retry),
             )
             await asyncio.sleep(1.0)
-        else:
-            self._db_error = None
+        elif result.applied:
+            self._db_error = None  # the database took writes again
 
     async def _schedule_loop(self, ctx: WriterContext) -> None:
         while not ctx.stop.is_set():
-            try:
-                await self.tick(ctx)
-                self._db_error = None  # the database takes writes again
-            except sqlite3.Error as exc:
-                log.warning("scheduler: %s", exc)
-                if is_transient(exc):
-                    self._db_error = f"{type(exc).__name__}: {exc}"
-            except BusError as exc:
-                log.warning("scheduler: %s", exc)
+            await self.schedule_once(ctx)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ctx.stop.wait(), self.settings.scheduler_interval_seconds)
+
+    async def schedule_once(self, ctx: WriterContext) -> None:
+        """One scheduler run, its outcome told to /healthz. Only a run that recorded a
+        dispatch proves the database takes writes again: an idle run writes nothing, and on a
+        full disk it succeeds while every message batch fails."""
+        try:
+            if await self.tick(ctx):
+                self._db_error = None
+        except sqlite3.Error as exc:
+            log.warning("scheduler: %s", exc)
+            if is_transient(exc):
+                self._db_error = f"{type(exc).__name__}: {exc}"
+        except BusError as exc:
+            log.warning("scheduler: %s", exc)
 
     async def tick(self, ctx: WriterContext) -> int:
         """One scheduler run: record dispatches, publish them, remember what was stored."""
