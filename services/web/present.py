@@ -102,6 +102,17 @@ def exact_time(value: str | None) -> str:
     return _exact(parse_time(value))
 
 
+def published_time(value: str | None) -> str:
+    """A page's published date as precisely as the page gave it: a timestamp as its exact
+    UTC time, a date alone ('2019-05-03', also '20190503' or '2019-W18-5') as that day,
+    never with an invented midnight, and anything else ('2019', 'May 2019') as written."""
+    text = (value or "").strip()
+    if ":" in text:
+        return exact_time(text) or text
+    t = parse_time(text)
+    return t.date().isoformat() if t else text
+
+
 def _exact(t: datetime | None) -> str:
     return "" if t is None else t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -274,6 +285,7 @@ FILTERS = {
     "safe_href": safe_href,
     "human_time": human_time,
     "exact_time": exact_time,
+    "published_time": published_time,
     "unicode_host": unicode_host,
     "display_url": display_url,
     "file_size": file_size,

@@ -201,3 +201,16 @@ def test_a_list_item_escapes_every_field_and_keeps_only_http_links() -> None:
     hrefs = [v for _, attrs in tags for k, v in attrs if k == "href"]
     assert hrefs == ["/links/7", "#"]
     assert 'class="badge badge-screenshot"' in item and 'class="badge badge-quoted"' in item
+
+
+def test_a_published_date_is_shown_as_precisely_as_the_page_gave_it() -> None:
+    from services.web.present import published_time
+
+    assert published_time("2019-05-03") == "2019-05-03"  # a day, not "2019-05-03 00:00 UTC"
+    assert published_time("20190503") == "2019-05-03"
+    assert published_time("2019") == "2019"
+    assert published_time("May 2019") == "May 2019"
+    assert published_time("2019-05-03T23:30:00-05:00") == "2019-05-04 04:30 UTC"
+    assert published_time("2019-05-03 10:00") == "2019-05-03 10:00 UTC"
+    assert published_time("12:00 somewhere") == "12:00 somewhere"
+    assert published_time(None) == ""
