@@ -30,6 +30,7 @@ SOCKET_ENV = "PAGE_SOCKET"
 OPS = (
     "state",
     "navigate",
+    "settle",
     "wait",
     "evaluate",
     "lazy",
@@ -145,6 +146,20 @@ class PageClient:
     def navigate(self, url: str, timeout: float = 60.0, wait_until: str = "load") -> dict[str, Any]:
         """Load url in the page: status, final URL, headers, redirect chain, refused requests."""
         return self.call("navigate", timeout=timeout, url=url, wait_until=wait_until)
+
+    def settle(
+        self,
+        timeout: float = 30.0,
+        max_ms: int = 5000,
+        quiet_ms: int = 300,
+        horizon_ms: int = 3000,
+    ) -> dict[str, Any]:
+        """Wait, at most max_ms, until the loaded page has been quiet for quiet_ms (no request
+        in flight, no timer due within horizon_ms pending, no element added or removed):
+        {"settled", "waited_ms", and "pending" {"requests", "timers"} or "reason" if not}."""
+        return self.call(
+            "settle", timeout=timeout, max_ms=max_ms, quiet_ms=quiet_ms, horizon_ms=horizon_ms
+        )
 
     def wait(self, timeout: float = 30.0, until: str | None = None, ms: int = 0) -> dict[str, Any]:
         """Wait for a load state (load, domcontentloaded, networkidle) and/or ms milliseconds."""

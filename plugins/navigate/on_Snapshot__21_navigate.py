@@ -2,7 +2,10 @@
 
 Writes `navigate.json`: the URL asked for, final URL, HTTP status, response headers,
 redirect chain, whether a document loaded, what the target policy refused, and the page's
-response log and events so far. Prints a Snapshot record with the final URL.
+response log and events so far. Prints a Snapshot record with the final URL. A loaded page
+is then waited for until it settles (NAVIGATE_SETTLE_MS, NAVIGATE_QUIET_MS; the archiver's
+`settle` operation), so what a script renders after the load event is in every later
+capture; navigate.json's `settle` says whether it did and how long it took.
 
     2xx/3xx                            succeeded
     4xx                                failed, soft  E_NAVIGATE_HTTP_<status>
@@ -90,14 +93,16 @@ def meta_tags(page: pc.PageClient, timeout: float) -> bytes:
 def main() -> int:
     url, timeout = pc.hook_args()
     wait_until = os.environ.get("NAVIGATE_WAIT_UNTIL", "load")
-    settle_ms = int(os.environ.get("NAVIGATE_SETTLE_MS", "0"))
+    settle_ms = int(os.environ.get("NAVIGATE_SETTLE_MS", "5000"))
+    quiet_ms = int(os.environ.get("NAVIGATE_QUIET_MS", "300"))
     respect = os.environ.get("NAVIGATE_RESPECT_NO_ARCHIVE", "true").strip().lower() == "true"
     why: str | None = None
     try:
         with pc.PageClient() as page:
             nav = page.navigate(url, timeout=timeout, wait_until=wait_until)
             if settle_ms and nav.get("document") and not nav.get("error"):
-                page.wait(timeout=timeout, ms=settle_ms)
+                left = max(0.5, timeout - float(nav.get("elapsed_s") or 0) - 0.5)
+                nav["settle"] = page.settle(timeout=left, max_ms=settle_ms, quiet_ms=quiet_ms)
             log = page.responses()
             if respect:
                 why = declined(page, nav, timeout)

@@ -35,7 +35,7 @@ from playwright.async_api import (
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from services.archiver import lazywatch
+from services.archiver import lazywatch, settlewatch
 from services.archiver.browser import BrowserBroker
 from services.archiver.egress import EgressPolicy, EgressProxy
 from services.archiver.renderers import RendererKill
@@ -67,6 +67,17 @@ class PageOptions:
     policy: EgressPolicy | None = None
 
 
+def _number(req: dict[str, Any], name: str, default: float) -> float:
+    """A non-negative number argument of an operation."""
+    try:
+        value = float(req.get(name, default))
+    except (TypeError, ValueError) as exc:
+        raise OpError(proto.E_BAD_REQUEST, f"{name} must be a number") from exc
+    if not value >= 0:
+        raise OpError(proto.E_BAD_REQUEST, f"{name} must be >= 0")
+    return value
+
+
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as f:
@@ -96,6 +107,12 @@ class PageSession:
         self._proxy: EgressProxy | None = None
         self._doc_response: Response | None = None
         self._cdp_session: CDPSession | None = None
+        self._in_flight: dict[Request, float] = {}
+        """Requests the page has open (settlewatch.py), by when each started."""
+        self._network_at = time.monotonic()
+        """When a request of the page last started or ended."""
+        self._loaded_at = time.monotonic()
+        """When the last navigation ended."""
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -125,12 +142,14 @@ class PageSession:
         except Exception as exc:
             raise OpError(proto.E_BROWSER, f"no browser context: {exc}") from exc
         self._context = ctx
-        await ctx.add_init_script(lazywatch.WATCH_JS)
+        await ctx.add_init_script(lazywatch.WATCH_JS + "\n" + settlewatch.WATCH_JS)
         ctx.on("page", self._on_new_page)
         page = await ctx.new_page()
         page.on("dialog", self._on_dialog)
         page.on("download", self._on_download)
+        page.on("request", self._on_request)
         page.on("response", self._on_response)
+        page.on("requestfinished", self._on_request_finished)
         page.on("requestfailed", self._on_request_failed)
         page.on("crash", self._on_crash)
         self._page = page
@@ -202,7 +221,17 @@ class PageSession:
                 }
             )
 
+    def _on_request(self, request: Request) -> None:
+        self._network_at = time.monotonic()
+        if request.resource_type not in settlewatch.STREAM_TYPES:
+            self._in_flight[request] = self._network_at
+
+    def _on_request_finished(self, request: Request) -> None:
+        self._network_at = time.monotonic()
+        self._in_flight.pop(request, None)
+
     def _on_request_failed(self, request: Request) -> None:
+        self._on_request_finished(request)
         if len(self.responses) < self.options.max_log_entries:
             self.responses.append(
                 {
@@ -296,7 +325,63 @@ class PageSession:
         nav = await self._describe(url, response, error, page)
         nav["elapsed_s"] = round(time.monotonic() - started, 3)
         self.navigation = nav
+        self._loaded_at = time.monotonic()
         return nav
+
+    async def op_settle(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Wait until the loaded page is quiet for `quiet_ms`: no request in flight (one
+        open longer than `settlewatch.LONG_REQUEST_S` counts as a stream), no timer due
+        within `horizon_ms` pending, its number of elements unchanged; at most `max_ms`
+        (see settlewatch.py). Never an error for a page that does not settle: the answer
+        says `settled: false` and what was still pending."""
+        page = await self._live_page()
+        quiet = _number(req, "quiet_ms", 300) / 1000
+        horizon = _number(req, "horizon_ms", 3000)
+        deadline = min(
+            time.monotonic() + _number(req, "max_ms", 5000) / 1000,
+            float(req.get("deadline") or math.inf) - 0.2,
+        )
+        began, changed = time.monotonic(), self._loaded_at
+        elements: int | None = None
+        while True:
+            try:
+                seen = await asyncio.wait_for(
+                    page.evaluate(settlewatch.READ_JS, horizon),
+                    max(0.05, deadline - time.monotonic()),
+                )
+            except PlaywrightError as exc:
+                if self.crashed:
+                    raise self.dead_page() from exc
+                if time.monotonic() >= deadline or "destroyed" not in str(exc):
+                    return self._settled(False, began, reason=str(exc).splitlines()[0][:200])
+                # the page navigated on (a script's redirect): its new document is awaited
+                changed, elements = time.monotonic(), None
+                await asyncio.sleep(0.1)
+                continue
+            except TimeoutError:
+                return self._settled(False, began, reason="the page did not answer in time")
+            now = time.monotonic()
+            if seen["elements"] != elements:
+                changed = now if elements is not None else changed
+                elements = seen["elements"]
+            requests = sum(
+                1 for t in self._in_flight.values() if now - t < settlewatch.LONG_REQUEST_S
+            )
+            idle = now - max(changed, self._network_at)
+            if not requests and not seen["timers"] and idle >= quiet:
+                return self._settled(True, began)
+            if now >= deadline:
+                pending = {"requests": requests, "timers": seen["timers"]}
+                return self._settled(False, began, pending=pending)
+            # quiet so far: look again when the quiet time is up (a request in between is
+            # seen by its events); something pending: every 100 ms
+            wait = quiet - idle if not requests and not seen["timers"] else 0.1
+            await asyncio.sleep(max(0.02, min(wait, deadline - now)))
+
+    @staticmethod
+    def _settled(settled: bool, began: float, **detail: Any) -> dict[str, Any]:
+        waited = round((time.monotonic() - began) * 1000)
+        return {"settled": settled, "waited_ms": waited, **detail}
 
     async def _describe(
         self, url: str, response: Response | None, error: dict[str, str] | None, page: Page
