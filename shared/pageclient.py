@@ -245,6 +245,15 @@ PAGE_FAULTS = {
 """Errors that come from the page (or the hook) itself: retrying cannot help."""
 
 
+def document_type(nav: dict[str, Any]) -> str:
+    """The media type of the navigated document (its Content-Type, lower-case, without
+    parameters; '' when it has none)."""
+    for name, value in nav.get("headers") or []:
+        if str(name).lower() == "content-type":
+            return str(value).split(";")[0].strip().lower()
+    return ""
+
+
 def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], str]) -> int:
     """The body of a DOM-capture hook (step 5x): connect, make sure a document is loaded,
     run `capture(page, url, timeout)` (it returns the output_str), print the ArchiveResult.
@@ -252,6 +261,8 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
     no browser / no document     -> skipped, E_<PLUGIN>_NO_BROWSER / E_<PLUGIN>_NOT_LOADED
     an HTTP error page (4xx/5xx) -> skipped, E_<PLUGIN>_HTTP_ERROR: an error page is not
                                     archived as if it were the content (navigate records it)
+    a PDF document               -> skipped, E_<PLUGIN>_PDF_DOCUMENT: Chromium's PDF viewer
+                                    renders nothing of it a capture keeps
     a stuck page, a script error, a page past the memory limit
                                  -> failed, soft (exit 0), E_<PLUGIN>_<reason>
     a timeout, a browser failure -> failed, hard (exit 1: retried), E_<PLUGIN>_TIMEOUT / _FAILED
@@ -262,7 +273,18 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
     url, timeout = hook_args()
     try:
         with PageClient() as page:
-            status = page.loaded_document(url, timeout=timeout).get("status")
+            nav = page.loaded_document(url, timeout=timeout)
+            status = nav.get("status")
+            if document_type(nav) == "application/pdf":
+                emit(
+                    ArchiveResultRecord(
+                        status="skipped",
+                        output_str="a PDF document: Chromium's viewer shows nothing of it to"
+                        " capture (the fetch plugin keeps the file, readable its text)",
+                        error_code=f"{prefix}_PDF_DOCUMENT",
+                    )
+                )
+                return 0
             if isinstance(status, int) and status >= 400:
                 emit(
                     ArchiveResultRecord(

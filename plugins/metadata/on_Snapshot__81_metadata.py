@@ -6,10 +6,11 @@ Each HTML version gives title, description, author, published date, site name, l
 canonical link, favicon and image (shared.content.metadata); the two are merged: the
 rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an
 interstitial and the raw page is not; a field one lacks comes from the other. Reddit's JSON
-wins over both. Writes `metadata.json` (the merged values and each source's) and emits one
-Metadata record, with `has_video` when either page shows a video (shared.content.video) or
-Reddit's JSON says the post is a Reddit-hosted video (the writer gives such a link a media
-job). No HTML at all: `skipped` (nothing to read; not retried).
+wins over both, and a PDF document's own title, author and creation date
+(`../fetch/body.pdf`) over its viewer's page. Writes `metadata.json` (the merged values and
+each source's) and emits one Metadata record, with `has_video` when either page shows a
+video (shared.content.video) or Reddit's JSON says the post is a Reddit-hosted video (the
+writer gives such a link a media job). No HTML and no PDF: `skipped` (nothing to read; not retried).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from shared.content.inputs import DEFAULT_MAX_TAGS, read_inputs
 from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
+from shared.content.pdf import PdfUnreadable, read_pdf
 from shared.content.video import shows_video
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
 
@@ -43,6 +45,18 @@ def reddit_metadata(post: dict[str, Any]) -> PageMetadata:
     return PageMetadata(**{k: v for k, v in post.items() if k in known and isinstance(v, str)})
 
 
+def pdf_metadata(path: Path) -> PageMetadata | None:
+    """Title, author and creation date of the fetched PDF document (None if there is none
+    or it cannot be read)."""
+    if not path.is_file():
+        return None
+    try:
+        doc = read_pdf(path, max_pages=0)
+    except PdfUnreadable:
+        return None
+    return PageMetadata(title=doc.title, author=doc.author, published_at=doc.created)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -53,7 +67,8 @@ def main() -> int:
     inputs = read_inputs(snapshot, args.url, max_html, max_tags)  # the parse never sees more
     post = reddit_post(snapshot)
     reddit = reddit_metadata(post) if post is not None else None
-    if inputs.raw is None and inputs.rendered is None and reddit is None:
+    document = pdf_metadata(snapshot / "fetch" / "body.pdf")
+    if inputs.raw is None and inputs.rendered is None and reddit is None and document is None:
         why = "; ".join(inputs.skipped) or "no HTML captured"
         emit(ArchiveResultRecord(status="skipped", output_str=why))
         return 0
@@ -63,6 +78,8 @@ def main() -> int:
         extract_metadata(inputs.rendered, url) if inputs.rendered is not None else PageMetadata()
     )
     merged = merge(raw, rendered)
+    if document is not None:  # the PDF's own information, not its viewer's
+        merged = replace(merged, **document.as_dict())
     if reddit is not None:
         merged = replace(merged, **reddit.as_dict())
     saved = {
@@ -70,6 +87,7 @@ def main() -> int:
         "sources": {"raw": raw.as_dict(), "rendered": rendered.as_dict()},
         "rendered_is_wall": looks_like_wall(rendered),
         "reddit_json": reddit is not None,
+        "pdf": document.as_dict() if document is not None else None,
         "skipped_sources": list(inputs.skipped),
         "cut_sources": list(inputs.cut),
     }

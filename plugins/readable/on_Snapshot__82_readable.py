@@ -10,7 +10,9 @@ after its URLs are resolved against the final URL (shared.content.sanitize) and 
 `article.html`; its canonical text (shared.content.canonical) is `text.txt` and the Text
 record that fills the search index. No article found: the whole page's visible text is
 indexed instead (and is `text.txt`), with no `article.html`. `readable.json` says which
-extractor and source won and the votes. No HTML at all: `skipped`.
+extractor and source won and the votes. A PDF document (`../fetch/body.pdf`) is its own
+article: its pages' text and title (shared.content.pdf; Chromium's PDF viewer holds none of
+it). No HTML and no PDF: `skipped`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from shared.content.canonical import canonical_text
 from shared.content.extract import Source, extract_article, page_text
 from shared.content.inputs import DEFAULT_MAX_TAGS, read_inputs
+from shared.content.pdf import PdfDocument, PdfUnreadable, read_pdf
 from shared.content.sanitize import sanitize_html
 from shared.hooks.records import ArchiveResultRecord, TextRecord, emit
 
@@ -38,6 +41,7 @@ def main() -> int:
     snapshot = Path("..")
     inputs = read_inputs(snapshot, args.url, cap, tags)
     thread = snapshot / "reddit" / "thread.html"
+    pdf = snapshot / "fetch" / "body.pdf"
     sources = [
         Source(name, html)
         for name, html in (("rendered", inputs.rendered), ("raw", inputs.raw))
@@ -46,9 +50,15 @@ def main() -> int:
     info: dict[str, object] = {"final_url": inputs.final_url, "skipped": list(inputs.skipped)}
     if inputs.cut:
         info["cut"] = list(inputs.cut)
+    article_html, what = "", "article"
+    doc = _pdf(pdf, limit or cap, info) if pdf.is_file() else None
     if thread.is_file():
         article_html = thread.read_text(encoding="utf-8")
         info.update(extractor="reddit-json", source="reddit")
+    elif doc is not None:
+        article_html = doc.article_html() if doc.paragraphs else ""
+        info.update(extractor="pypdf", source="pdf", pages=doc.pages, pages_read=doc.pages_read)
+        what = f"PDF of {doc.pages} pages" + ("" if doc.paragraphs else " without text")
     elif sources:
         article = extract_article(sources)
         article_html = article.html if article else ""
@@ -62,17 +72,28 @@ def main() -> int:
         safe = sanitize_html(article_html, inputs.final_url)
         Path("article.html").write_text(safe, encoding="utf-8")
         text = canonical_text(safe)
+    elif doc is not None:
+        text = ""
     else:
         info.update(extractor=None, source="page")
         text = page_text(sources[0].html) if sources else ""
+        what = "page text (no article found)"
     Path("text.txt").write_text(text, encoding="utf-8")
     info["words"] = len(text.split())
     Path("readable.json").write_text(json.dumps(info, indent=1, ensure_ascii=False))
     if text and limit:
         emit(TextRecord(text=text[:limit]))
-    what = "article" if article_html else "page text (no article found)"
     emit(ArchiveResultRecord(status="succeeded", output_str=f"{what}, {info['words']} words"))
     return 0
+
+
+def _pdf(path: Path, max_chars: int, info: dict[str, object]) -> PdfDocument | None:
+    """The fetched PDF's text and title, None (the reason in info) when it cannot be read."""
+    try:
+        return read_pdf(path, int(os.environ.get("READABLE_MAX_PDF_PAGES", "300")), max_chars)
+    except PdfUnreadable as exc:
+        info["pdf_error"] = str(exc)[:300]
+        return None
 
 
 if __name__ == "__main__":

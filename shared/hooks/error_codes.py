@@ -137,6 +137,13 @@ KINDS: dict[str, ErrorKind] = {
     "NOT_LOADED": ErrorKind(
         "not_loaded", True, "failed", "skipped: the navigation left no document to capture"
     ),
+    "PDF_DOCUMENT": ErrorKind(
+        "pdf_document",
+        False,
+        "failed",
+        "skipped: a PDF document, which Chromium's viewer shows without its content (the file"
+        " is the raw response, its text the reader view)",
+    ),
     "HTTP_ERROR": ErrorKind(
         "http_error", False, "failed", "skipped: the page is an HTTP error page (4xx/5xx)"
     ),

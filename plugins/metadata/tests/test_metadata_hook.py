@@ -101,3 +101,21 @@ def test_reddit_says_which_post_is_a_video(tmp_path: Path) -> None:
     post["has_video"] = False
     (tmp_path / "reddit" / "post.json").write_text(json.dumps(post))
     assert meta_of(run(tmp_path, raw=RAW)).has_video is False
+
+
+def test_a_pdf_documents_own_information_wins_over_its_viewer(tmp_path: Path) -> None:
+    from testkit.pdfdoc import pdf_document
+
+    info = {"Title": "Report 2024", "Author": "Jane Roe", "CreationDate": "D:20240312"}
+    (tmp_path / "fetch").mkdir(parents=True)
+    (tmp_path / "fetch" / "body.pdf").write_bytes(pdf_document([["Text"]], info))
+    meta = meta_of(run(tmp_path, rendered=b"<html><head><title>report.pdf</title></head></html>"))
+    assert (meta.title, meta.author, meta.published_at) == ("Report 2024", "Jane Roe", "2024-03-12")
+
+
+def test_a_pdf_alone_without_a_browser(tmp_path: Path) -> None:
+    from testkit.pdfdoc import pdf_document
+
+    (tmp_path / "fetch").mkdir(parents=True)
+    (tmp_path / "fetch" / "body.pdf").write_bytes(pdf_document([["Text"]], {"Title": "Only"}))
+    assert meta_of(run(tmp_path)).title == "Only"

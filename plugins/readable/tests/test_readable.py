@@ -102,3 +102,29 @@ def test_files_are_declared_as_article_and_text() -> None:
     assert config.artifact_kind("text.txt") == "text"
     assert content_type("article.html") == "text/html"
     assert content_type("text.txt") == "text/plain"
+
+
+def test_a_pdf_document_is_its_own_article(tmp_path: Path) -> None:
+    from testkit.pdfdoc import pdf_document
+
+    pages = [["Annual report", *PARAS[0].split(", ")], ["Outlook", PARAS[2]]]
+    (tmp_path / "fetch").mkdir(parents=True)
+    (tmp_path / "fetch" / "body.pdf").write_bytes(pdf_document(pages, {"Title": "Report 2024"}))
+    viewer = "<html><body><embed type='application/pdf' src='about:blank'></body></html>"
+    records = run(tmp_path, rendered=viewer)  # what Chromium's PDF viewer leaves in the DOM
+    final = next(r for r in records if isinstance(r, ArchiveResultRecord))
+    assert final.status == "succeeded" and final.output_str.startswith("PDF of 2 pages, ")
+    text = next(r for r in records if isinstance(r, TextRecord)).text
+    assert text.startswith("Report 2024\n\nAnnual report\n\n") and "early next week." in text
+    info = json.loads((tmp_path / "readable" / "readable.json").read_text())
+    assert (info["extractor"], info["source"], info["pages"]) == ("pypdf", "pdf", 2)
+
+
+def test_an_unreadable_pdf_falls_back_to_the_page(tmp_path: Path) -> None:
+    (tmp_path / "fetch").mkdir(parents=True)
+    (tmp_path / "fetch" / "body.pdf").write_bytes(b"%PDF-1.4 cut short")
+    records = run(tmp_path, rendered=ARTICLE)
+    final = next(r for r in records if isinstance(r, ArchiveResultRecord))
+    assert final.status == "succeeded" and final.output_str.startswith("article, ")
+    info = json.loads((tmp_path / "readable" / "readable.json").read_text())
+    assert info["pdf_error"] and info["extractor"] != "pypdf"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from pathlib import Path
 
@@ -67,3 +68,28 @@ async def test_an_http_error_page_is_not_captured(browser: BrowserHarness, tmp_p
     # run alone (a retry), it loads the page itself and still refuses to capture an error page
     result = alone.final["screenshot"]
     assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_HTTP_ERROR")
+
+
+async def test_a_pdf_document_is_left_to_fetch_and_readable(
+    browser: BrowserHarness, tmp_path: Path
+) -> None:
+    # Chromium's PDF viewer shows the document without its content: no blank captures
+    from testkit.pdfdoc import pdf_document
+
+    with FixtureServer() as site:
+        site.routes["/r.pdf"] = Reply(
+            pdf_document([["Quarterly report"]]), headers={"Content-Type": "application/pdf"}
+        )
+        seen = await run_hooks(
+            browser, f"{site.base}/r.pdf", tmp_path, ["navigate", "screenshot", "pdf", "dom"]
+        )
+    assert seen.final["navigate"].status == "succeeded", seen.final["navigate"]
+    for plugin in ("screenshot", "pdf", "dom"):
+        result = seen.final[plugin]
+        assert (result.status, result.error_code) == (
+            "skipped",
+            f"E_{plugin.upper()}_PDF_DOCUMENT",
+        ), result
+    assert {
+        p.name for p in await asyncio.to_thread(lambda: list(tmp_path.rglob("*.*")))
+    }.isdisjoint({"screenshot.png", "page.pdf", "dom.html"})
