@@ -58,7 +58,8 @@ def main() -> int:
     elif doc is not None:
         article_html = doc.article_html() if doc.paragraphs else ""
         info.update(extractor="pypdf", source="pdf", pages=doc.pages, pages_read=doc.pages_read)
-        what = f"PDF of {doc.pages} pages" + ("" if doc.paragraphs else " without text")
+        pages = f"{doc.pages} page" + ("" if doc.pages == 1 else "s")
+        what = f"PDF of {pages}" + ("" if doc.paragraphs else " without text")
     elif sources:
         article = extract_article(sources)
         article_html = article.html if article else ""
