@@ -46,6 +46,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.content.inputs",
     "shared.content.metadata:warm",
     "shared.content.no_archive",
+    "shared.content.pdf",
     "shared.content.reddit",
     "shared.content.sanitize",
     "shared.content.video",
