@@ -24,6 +24,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from shared.fetching.sniffing import media_type
+
 PROTOCOL_VERSION = 1
 SOCKET_ENV = "PAGE_SOCKET"
 """Env var holding the socket path, set by the archiver for every hook of a snapshot."""
@@ -250,7 +252,7 @@ def document_type(nav: dict[str, Any]) -> str:
     parameters; '' when it has none)."""
     for name, value in nav.get("headers") or []:
         if str(name).lower() == "content-type":
-            return str(value).split(";")[0].strip().lower()
+            return media_type(str(value))
     return ""
 
 

@@ -65,13 +65,11 @@ WATCH_JS = """(() => {
 })();""".replace("__KEY__", KEY)
 
 READ_JS = """(horizon) => {
-  const state = window[Symbol.for('__KEY__')];
+  const state = window[Symbol.for('__KEY__')] || {timers: new Map(), all: null};
   let timers = 0;
-  if (state) {
-    for (const delay of state.timers.values()) if (delay <= horizon) timers++;
-    state.all = state.all || document.getElementsByTagName('*');
-  }
-  return {timers, elements: (state ? state.all : document.getElementsByTagName('*')).length};
+  for (const delay of state.timers.values()) if (delay <= horizon) timers++;
+  state.all = state.all || document.getElementsByTagName('*');
+  return {timers, elements: state.all.length};
 }""".replace("__KEY__", KEY)
 
 LONG_REQUEST_S = 3.0

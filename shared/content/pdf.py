@@ -20,7 +20,7 @@ from pathlib import Path
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-PDF_MAGIC = b"%PDF-"
+from shared.fetching.sniffing import SNIFF_BYTES, detect
 
 _PARAGRAPH_END = re.compile(r"[.!?:;]['\")\]]?$")
 _PDF_DATE = re.compile(r"^(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?")
@@ -53,7 +53,7 @@ class PdfDocument:
 def read_pdf(path: Path, max_pages: int = 300, max_chars: int = 2_000_000) -> PdfDocument:
     """The text and information of the PDF at path (PdfUnreadable if it is not one)."""
     with path.open("rb") as f:
-        if not f.read(1024).lstrip().startswith(PDF_MAGIC):
+        if detect(f.read(SNIFF_BYTES).lstrip()) != "application/pdf":
             raise PdfUnreadable("not a PDF file")
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings are about the file
     try:
