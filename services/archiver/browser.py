@@ -18,6 +18,7 @@ Counted in `dla_archiver_renderer_kills_total`.
 A restart for memory, age or count waits until the snapshots using the browser have ended
 (new snapshots wait meanwhile); a crash or a hang kills it at once (their snapshots fail,
 hard, and are retried). Restarts are counted in `dla_archiver_browser_restarts_total{reason}`.
+Before each launch, profiles left by browsers that did not close are removed (profiles.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from prometheus_client import Counter, Gauge
 
-from services.archiver import proctree
+from services.archiver import proctree, profiles
 from services.archiver.renderers import RendererKill, RendererWatch
 
 log = logging.getLogger(__name__)
@@ -288,6 +289,7 @@ class BrowserBroker:
     async def _launch(self) -> None:
         if self._pw is None:
             self._pw = await async_playwright().start()
+        await asyncio.to_thread(profiles.sweep_stale_profiles)
         try:
             browser = await asyncio.wait_for(
                 self._pw.chromium.launch(
