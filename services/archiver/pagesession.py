@@ -86,6 +86,15 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+NOT_BROKEN_OFF = frozenset({"net::ERR_ABORTED"})
+"""A main document's failure after its response that is not its body breaking off: the
+browser dropped it (a download, or another navigation replacing it)."""
+
+
+class DocumentEndedEarly(Exception):
+    """The main document's body broke off after its response (see `PageSession._goto`)."""
+
+
 class PageSession:
     """The page of one snapshot. Operations run one at a time (`lock`)."""
 
@@ -106,6 +115,9 @@ class PageSession:
         self._context: BrowserContext | None = None
         self._proxy: EgressProxy | None = None
         self._doc_response: Response | None = None
+        self._doc_ended_early: asyncio.Future[str] | None = None
+        """Set, during a navigation, with the failure of a main document whose body broke
+        off after its response (see op_navigate)."""
         self._cdp_session: CDPSession | None = None
         self._in_flight: dict[Request, float] = {}
         """Requests the page has open (settlewatch.py), by when each started."""
@@ -232,6 +244,17 @@ class PageSession:
 
     def _on_request_failed(self, request: Request) -> None:
         self._on_request_finished(request)
+        ended = self._doc_ended_early
+        doc = self._doc_response
+        failure = request.failure or "failed"
+        if (
+            ended is not None
+            and not ended.done()
+            and doc is not None
+            and doc.request == request
+            and failure not in NOT_BROKEN_OFF
+        ):
+            ended.set_result(failure)
         if len(self.responses) < self.options.max_log_entries:
             self.responses.append(
                 {
@@ -311,7 +334,9 @@ class PageSession:
         deadline = float(req.get("deadline") or time.monotonic() + float(req.get("timeout") or 30))
         goto_ms = max(300.0, (deadline - time.monotonic()) * 1000 - 1300)
         try:
-            response = await page.goto(url, wait_until=wait_until, timeout=goto_ms)
+            response = await self._goto(page, url, wait_until, goto_ms)
+        except DocumentEndedEarly as exc:
+            error = {"code": proto.E_TRUNCATED, "message": str(exc)}
         except PlaywrightTimeout as exc:
             error = {"code": proto.E_TIMEOUT, "message": str(exc).splitlines()[0]}
             await self._probe_renderer(page)
@@ -327,6 +352,38 @@ class PageSession:
         self.navigation = nav
         self._loaded_at = time.monotonic()
         return nav
+
+    async def _goto(
+        self,
+        page: Page,
+        url: str,
+        wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"],
+        timeout_ms: float,
+    ) -> Response | None:
+        """`page.goto`, ended early when the main document's body breaks off after its
+        response (the egress proxy's byte cap, or the server closing early): Chromium then
+        leaves the document `loading` for good, no load event, so goto would wait out its
+        whole timeout. The document is stopped instead (`Page.stopLoading` makes what
+        arrived the page) and DocumentEndedEarly raised."""
+        ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._doc_ended_early = ended
+        goto = asyncio.ensure_future(page.goto(url, wait_until=wait_until, timeout=timeout_ms))
+        try:
+            either: set[asyncio.Future[Any]] = {goto, ended}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if goto.done() or not ended.done():
+                return await goto
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                cdp = await self._cdp(page)
+                await asyncio.wait_for(cdp.send("Page.stopLoading"), 2)
+            self._event("document_ended_early", url=url, failure=ended.result())
+            raise DocumentEndedEarly(f"the document's body broke off: {ended.result()}")
+        finally:
+            self._doc_ended_early = None
+            if not goto.done():
+                goto.cancel()
+            with contextlib.suppress(asyncio.CancelledError, PlaywrightError):
+                await goto
 
     async def op_settle(self, req: dict[str, Any]) -> dict[str, Any]:
         """Wait until the loaded page is quiet for `quiet_ms`: no request in flight (one

@@ -14,6 +14,8 @@ from testkit.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
 PAGE = b"<html><head><title>Hello</title></head><body><h1>hi</h1></body></html>"
+SHORT = b"<html><head><title>Short</title></head><body><p>the first part"
+"""Served with a Content-Length far past it: the connection ends before the body does."""
 
 
 @pytest.fixture
@@ -23,6 +25,8 @@ def site() -> Iterator[FixtureServer]:
         s.routes["/hop"] = Reply(b"", 302, {"Location": "/page"})
         s.routes["/gone"] = Reply(b"<h1>gone</h1>", 404)
         s.routes["/broken"] = Reply(b"<h1>oops</h1>", 503)
+        s.routes["/short"] = Reply(SHORT, headers={"Content-Type": "text/html",
+                                                   "Content-Length": "1000000"})  # fmt: skip
         yield s
 
 
@@ -55,6 +59,24 @@ async def test_http_error_pages_are_recorded_as_that_status(
     assert (result.status, result.error_code, result.exit_code) == ("failed", code, exit_code)
     nav = json.loads((tmp_path / "navigate" / "navigate.json").read_text())
     assert nav["status"] == int(code[-3:]) if code[-3:].isdigit() else nav["status"] == 503
+
+
+async def test_a_document_that_breaks_off_ends_the_navigation_at_once(
+    browser: BrowserHarness, site: FixtureServer, tmp_path: Path
+) -> None:
+    # Chromium leaves such a document loading, with no load event: without the archiver
+    # stopping it, the navigation waited out its timeout and read E_NAVIGATE_TIMEOUT
+    seen = await run_hooks(browser, f"{site.base}/short", tmp_path, ["navigate"],
+                           NAVIGATE_TIMEOUT="60")  # fmt: skip
+    result = seen.final["navigate"]
+    assert (result.status, result.error_code, result.exit_code) == (
+        "failed", "E_NAVIGATE_TRUNCATED", 1)  # fmt: skip
+    nav = json.loads((tmp_path / "navigate" / "navigate.json").read_text())
+    assert nav["status"] == 200 and nav["document"] and not nav["truncated"]
+    assert nav["error"]["code"] == "E_PAGE_TRUNCATED"
+    assert "ERR_CONTENT_LENGTH_MISMATCH" in nav["error"]["message"]
+    assert [e["type"] for e in nav["events"]] == ["document_ended_early"]
+    assert nav["elapsed_s"] < 30, "the navigation waited for a load event that never comes"
 
 
 async def test_without_a_browser_the_hook_is_skipped(site: FixtureServer, tmp_path: Path) -> None:
