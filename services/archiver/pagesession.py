@@ -86,9 +86,17 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-NOT_BROKEN_OFF = frozenset({"net::ERR_ABORTED"})
-"""A main document's failure after its response that is not its body breaking off: the
-browser dropped it (a download, or another navigation replacing it)."""
+BROKEN_OFF = frozenset(
+    "net::ERR_" + name
+    for name in (
+        "CONTENT_LENGTH_MISMATCH", "INCOMPLETE_CHUNKED_ENCODING", "CONNECTION_RESET",
+        "CONNECTION_CLOSED", "CONNECTION_ABORTED", "CONTENT_DECODING_FAILED", "TIMED_OUT",
+        "HTTP2_PROTOCOL_ERROR", "HTTP2_STREAM_ERROR", "SSL_PROTOCOL_ERROR",
+    )
+)  # fmt: skip
+"""How a main document's body breaks off after its response. Other failures then are not
+that: a download or a navigation replacing the document (`ERR_ABORTED`), an auth challenge
+left unanswered (`ERR_INVALID_AUTH_CREDENTIALS`, the 401 page is then shown)..."""
 
 
 class DocumentEndedEarly(Exception):
@@ -252,7 +260,7 @@ class PageSession:
             and not ended.done()
             and doc is not None
             and doc.request == request
-            and failure not in NOT_BROKEN_OFF
+            and failure in BROKEN_OFF
         ):
             ended.set_result(failure)
         if len(self.responses) < self.options.max_log_entries:
@@ -343,7 +351,11 @@ class PageSession:
         except PlaywrightError as exc:
             message = str(exc).splitlines()[0]
             code = proto.E_DOWNLOAD if "Download is starting" in message else proto.E_NAVIGATION
-            error = {"code": code, "message": message}
+            doc = self._doc_response
+            # an HTTP error answered, then a network error: the status is what happened (a
+            # 401 whose login challenge nobody answers ends ERR_INVALID_AUTH_CREDENTIALS)
+            if not (code == proto.E_NAVIGATION and doc is not None and doc.status >= 400):
+                error = {"code": code, "message": message}
         if self.memory_kill is not None:
             error = {"code": proto.E_RESOURCE_LIMIT, "message": self.memory_kill.describe()}
         response = response or self._doc_response

@@ -25,6 +25,8 @@ def site() -> Iterator[FixtureServer]:
         s.routes["/hop"] = Reply(b"", 302, {"Location": "/page"})
         s.routes["/gone"] = Reply(b"<h1>gone</h1>", 404)
         s.routes["/broken"] = Reply(b"<h1>oops</h1>", 503)
+        s.routes["/login"] = Reply(b"<h1>log in</h1>", 401, {"Content-Type": "text/html",
+                                   "WWW-Authenticate": 'Basic realm="x"'})  # fmt: skip
         s.routes["/short"] = Reply(SHORT, headers={"Content-Type": "text/html",
                                                    "Content-Length": "1000000"})  # fmt: skip
         yield s
@@ -48,7 +50,11 @@ async def test_navigation_records_status_final_url_headers_and_chain(
 
 @pytest.mark.parametrize(
     ("path", "code", "exit_code"),
-    [("/gone", "E_NAVIGATE_HTTP_404", 0), ("/broken", "E_NAVIGATE_HTTP_5XX", 1)],
+    [
+        ("/gone", "E_NAVIGATE_HTTP_404", 0),
+        ("/broken", "E_NAVIGATE_HTTP_5XX", 1),
+        ("/login", "E_NAVIGATE_HTTP_401", 0),
+    ],
 )
 async def test_http_error_pages_are_recorded_as_that_status(
     browser: BrowserHarness, site: FixtureServer, tmp_path: Path, path: str, code: str,
