@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+)
 
 ResultStatus = Literal["queued", "started", "succeeded", "partial", "failed", "skipped"]
 SnapshotStatus = Literal["queued", "started", "sealed"]
@@ -92,6 +100,28 @@ class MetadataRecord(_Record):
     has_video: bool | None = None
     """The page shows a video (og:video, a <video> element, a link to a media file): the
     writer gives the link a media job."""
+
+    @field_validator("title", "description", "author", "site_name", "language", "published_at")
+    @classmethod
+    def _shorten(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A page may say anything at any length (a title of 5,000 characters): text
+        fields are cut to `TEXT_LIMITS`, with an ellipsis."""
+        limit = TEXT_LIMITS[str(info.field_name)]
+        if value is None or len(value) <= limit:
+            return value
+        return value[: limit - 1].rstrip() + "…"
+
+    @field_validator("canonical_url", "favicon", "image")
+    @classmethod
+    def _drop_long_urls(cls, value: str | None) -> str | None:
+        """A URL past `MAX_URL_CHARS` is dropped (a cut URL would point elsewhere)."""
+        return None if value is not None and len(value) > MAX_URL_CHARS else value
+
+
+TEXT_LIMITS = {"title": 300, "description": 1000, "author": 200, "site_name": 200,
+               "language": 35, "published_at": 64}  # fmt: skip
+"""Characters kept of each text field of a MetadataRecord (Reddit's titles stop at 300)."""
+MAX_URL_CHARS = 2048
 
 
 class TextRecord(_Record):
