@@ -358,4 +358,27 @@ def merge(raw: PageMetadata, rendered: PageMetadata) -> PageMetadata:
     values: dict[str, Any] = {}
     for f in fields(PageMetadata):
         values[f.name] = getattr(first, f.name) or getattr(second, f.name)
+        if first is rendered and raw_spelling(getattr(rendered, f.name), getattr(raw, f.name)):
+            values[f.name] = getattr(raw, f.name)
     return replace(first, **values)
+
+
+def raw_spelling(rendered: str | None, raw: str | None) -> bool:
+    """True when the rendered text is the raw text's UTF-8 read as windows-1252: a page that
+    declares no charset is decoded so by Chromium (browsers do not guess UTF-8 for the web),
+    while the raw decoder falls back to UTF-8, so "Grüße" was shown as "GrÃ¼ÃŸe"."""
+    if not rendered or not raw or rendered == raw or rendered.isascii():
+        return False
+    # Chromium maps windows-1252's five unassigned bytes to U+0081 and co, as latin-1 does
+    data = bytearray()
+    for char in rendered:
+        try:
+            data += char.encode("cp1252")
+        except UnicodeEncodeError:
+            if ord(char) > 0xFF:
+                return False
+            data.append(ord(char))
+    try:
+        return data.decode("utf-8") == raw
+    except UnicodeDecodeError:
+        return False

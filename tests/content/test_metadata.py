@@ -142,3 +142,16 @@ def test_merge_prefers_rendered_unless_it_is_a_wall():
     assert looks_like_wall(wall)
     assert merge(raw, wall).title == "Article"
     assert merge(raw, wall).description == "raw desc"
+
+
+def test_merge_keeps_the_raw_spelling_of_text_the_browser_misread_as_windows_1252():
+    # a UTF-8 page that declares no charset: Chromium reads its bytes as windows-1252, the
+    # raw decoder as UTF-8 (the title went "GrÃ¼ÃŸe aus KÃ¶ln" through dla up)
+    raw = PageMetadata(title="Grüße aus Köln", site_name="Café Zoë")
+    misread = "Grüße aus Köln".encode().decode("cp1252")
+    rendered = PageMetadata(title=misread, site_name="Café Zoë", language="de")
+    merged = merge(raw, rendered)
+    assert (merged.title, merged.site_name, merged.language) == (
+        "Grüße aus Köln", "Café Zoë", "de")  # fmt: skip
+    # a rendered title that only differs stays the rendered one
+    assert merge(raw, PageMetadata(title="Grüße aus Bonn")).title == "Grüße aus Bonn"
