@@ -125,7 +125,7 @@ class PageSession:
         self._doc_response: Response | None = None
         self._doc_ended_early: asyncio.Future[str] | None = None
         """Set, during a navigation, with the failure of a main document whose body broke
-        off after its response (see op_navigate)."""
+        off after its response (see _goto)."""
         self._cdp_session: CDPSession | None = None
         self._in_flight: dict[Request, float] = {}
         """Requests the page has open (settlewatch.py), by when each started."""
