@@ -35,7 +35,8 @@ USER_DATA_DIR = b"--user-data-dir="
 
 
 def profiles_in_use() -> set[str]:
-    """The `--user-data-dir` of every process whose command line is readable."""
+    """The names of the `--user-data-dir` of every process whose command line is readable
+    (names, not paths: TMPDIR may be spelled differently, and the names are unique)."""
     used: set[str] = set()
     for entry in os.scandir(PROC):
         if not entry.name.isdigit():
@@ -47,7 +48,7 @@ def profiles_in_use() -> set[str]:
         # Chromium's children rewrite their command line into one space-separated string
         for arg in cmdline.replace(b"\0", b" ").split():
             if arg.startswith(USER_DATA_DIR):
-                used.add(os.fsdecode(arg[len(USER_DATA_DIR) :]))
+                used.add(os.path.basename(os.fsdecode(arg[len(USER_DATA_DIR) :]).rstrip("/")))
     return used
 
 
@@ -84,7 +85,7 @@ def sweep_stale_profiles(root: Path | None = None, min_age_s: float = 60.0) -> l
     stale = [
         p
         for p in names
-        if (p.name.startswith(PROFILE_PREFIX) and str(p) not in used)
+        if (p.name.startswith(PROFILE_PREFIX) and p.name not in used)
         or (p.name.startswith(SINGLETON_PREFIX) and str(p / "SingletonSocket") not in listening)
     ]
     for path in stale:

@@ -46,7 +46,7 @@ async def test_a_launch_sweeps_what_dead_browsers_left(
         assert young.exists() and unrelated.exists()
         (profile,) = live(tmp_path, profiles.PROFILE_PREFIX)
         (singleton,) = live(tmp_path, profiles.SINGLETON_PREFIX)
-        assert str(profile) in profiles.profiles_in_use()
+        assert profile.name in profiles.profiles_in_use()
 
         # even with no age limit, a running browser's directories stay
         swept = profiles.sweep_stale_profiles(tmp_path, min_age_s=0)
