@@ -15,8 +15,8 @@ capture; navigate.json's `settle` says whether it did and how long it took.
                                        failed, soft  E_NAVIGATE_REFUSED / _DOWNLOAD / _REDIRECTS
                                                      / _TOO_LARGE / _RESOURCE_LIMIT
     timeout, network error, browser    failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
-    the document's body broke off      failed, hard  E_NAVIGATE_TRUNCATED (the page captures
-    (the server closed early)                        still run on what arrived)
+    the document's body broke off      failed, hard  E_NAVIGATE_TRUNCATED (retried; the page
+    (the server closed early)                        captures that read navigate are skipped)
     no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
     the page opts out (X-No-Archive header on the main document, or the meta tag in the
     rendered page)                     failed, soft  E_NAVIGATE_DECLINED, nothing written

@@ -51,7 +51,7 @@ def main() -> int:
     if inputs.cut:
         info["cut"] = list(inputs.cut)
     article_html, what = "", "article"
-    doc = _pdf(pdf, limit or cap, info) if pdf.is_file() else None
+    doc = _pdf(pdf, limit or cap, info) if pdf.is_file() and not thread.is_file() else None
     if thread.is_file():
         article_html = thread.read_text(encoding="utf-8")
         info.update(extractor="reddit-json", source="reddit")

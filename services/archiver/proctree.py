@@ -5,25 +5,31 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 PROC = Path("/proc")
 
 
-def parents() -> dict[int, int]:
-    """pid -> parent pid of every process visible in /proc."""
-    out: dict[int, int] = {}
+def read_each(name: str) -> Iterator[tuple[int, bytes]]:
+    """(pid, contents of /proc/<pid>/<name>) of every process whose file is readable."""
     for entry in os.scandir(PROC):
         if not entry.name.isdigit():
             continue
         try:
-            stat = (PROC / entry.name / "stat").read_bytes()
+            data = (PROC / entry.name / name).read_bytes()
         except OSError:
             continue
+        yield int(entry.name), data
+
+
+def parents() -> dict[int, int]:
+    """pid -> parent pid of every process visible in /proc."""
+    out: dict[int, int] = {}
+    for pid, stat in read_each("stat"):
         # "pid (comm) state ppid ...": comm may hold spaces and parentheses
         fields = stat[stat.rfind(b")") + 2 :].split()
-        out[int(entry.name)] = int(fields[1])
+        out[pid] = int(fields[1])
     return out
 
 

@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from services.archiver import proctree
 from services.archiver.proctree import PROC
 
 log = logging.getLogger(__name__)
@@ -38,13 +39,7 @@ def profiles_in_use() -> set[str]:
     """The names of the `--user-data-dir` of every process whose command line is readable
     (names, not paths: TMPDIR may be spelled differently, and the names are unique)."""
     used: set[str] = set()
-    for entry in os.scandir(PROC):
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (PROC / entry.name / "cmdline").read_bytes()
-        except OSError:
-            continue
+    for _pid, cmdline in proctree.read_each("cmdline"):
         # Chromium's children rewrite their command line into one space-separated string
         for arg in cmdline.replace(b"\0", b" ").split():
             if arg.startswith(USER_DATA_DIR):
