@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shared.fetching.sniffing import media_type
+from shared.hooks.error_codes import What, code
 
 PROTOCOL_VERSION = 1
 SOCKET_ENV = "PAGE_SOCKET"
@@ -241,7 +242,7 @@ def hook_args() -> tuple[str, float]:
     return url, max(1.0, timeout - 1.0)
 
 
-PAGE_FAULTS = {
+PAGE_FAULTS: dict[str, What] = {
     E_UNRESPONSIVE: "UNRESPONSIVE",
     E_RESOURCE_LIMIT: "RESOURCE_LIMIT",
     E_SCRIPT: "SCRIPT",
@@ -274,7 +275,7 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
     Returns the exit status."""
     from shared.hooks.records import ArchiveResultRecord, emit
 
-    prefix = "E_" + plugin.upper()
+    prefix = plugin.upper()
     url, timeout = hook_args()
     try:
         with PageClient() as page:
@@ -286,7 +287,7 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
                         status="skipped",
                         output_str="a PDF document: Chromium's viewer shows nothing of it to"
                         " capture (the fetch plugin keeps the file, readable its text)",
-                        error_code=f"{prefix}_PDF_DOCUMENT",
+                        error_code=code(prefix, "PDF_DOCUMENT"),
                     )
                 )
                 return 0
@@ -295,7 +296,7 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
                     ArchiveResultRecord(
                         status="skipped",
                         output_str=f"HTTP {status} error page: not captured",
-                        error_code=f"{prefix}_HTTP_ERROR",
+                        error_code=code(prefix, "HTTP_ERROR"),
                     )
                 )
                 return 0
@@ -303,18 +304,20 @@ def run_page_capture(plugin: str, capture: Callable[[PageClient, str, float], st
     except PageError as exc:
         print(f"{plugin}: {exc}", file=sys.stderr)
         if exc.code in (E_NO_BROWSER, E_NOT_LOADED):
-            reason = "NO_BROWSER" if exc.code == E_NO_BROWSER else "NOT_LOADED"
+            skip: What = "NO_BROWSER" if exc.code == E_NO_BROWSER else "NOT_LOADED"
             emit(
                 ArchiveResultRecord(
-                    status="skipped", output_str=exc.message[:500], error_code=f"{prefix}_{reason}"
+                    status="skipped", output_str=exc.message[:500], error_code=code(prefix, skip)
                 )
             )
             return 0
         soft = exc.code in PAGE_FAULTS
-        reason = PAGE_FAULTS.get(exc.code) or ("TIMEOUT" if exc.code == E_TIMEOUT else "FAILED")
+        reason: What = PAGE_FAULTS.get(exc.code) or (
+            "TIMEOUT" if exc.code == E_TIMEOUT else "FAILED"
+        )
         emit(
             ArchiveResultRecord(
-                status="failed", output_str=exc.message[:500], error_code=f"{prefix}_{reason}"
+                status="failed", output_str=exc.message[:500], error_code=code(prefix, reason)
             )
         )
         return 0 if soft else 1

@@ -35,7 +35,7 @@ from pathlib import Path
 from shared.content.no_archive import HEAD_BYTES, declined_by_headers, declined_by_html
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
 from shared.fetching.warc import WarcLog
-from shared.hooks.error_codes import kind_of
+from shared.hooks.error_codes import code, http_code, kind_of
 from shared.hooks.records import ArchiveResultRecord, FileRecord, SnapshotRecord, emit
 from shared.links.urlparts import strip_credentials
 
@@ -77,13 +77,9 @@ def body_name(effective_type: str) -> str:
 def error_code(res: FetchResult) -> str | None:
     """E_FETCH_<kind>, or the HTTP status code for an error page, None for a good page."""
     if res.error is not None:
-        return f"E_FETCH_{res.error}"
+        return code("FETCH", res.error)
     status = res.response.status if res.response else 0
-    if status >= 500:
-        return "E_FETCH_HTTP_5XX"
-    if status >= 400:
-        return f"E_FETCH_HTTP_{status}"
-    return None
+    return http_code("FETCH", status) if status >= 400 else None
 
 
 def declined(res: FetchResult) -> str | None:

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from shared import pageclient as pc
 from shared.content.no_archive import declined_by_headers, declined_by_html
+from shared.hooks.error_codes import http_code
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
 
 META_TAGS = "() => Array.from(document.querySelectorAll('meta'), m => m.outerHTML).join('\\n')"
@@ -62,10 +63,8 @@ def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | 
         return "failed", "E_NAVIGATE_TIMEOUT", True
     if code is not None:
         return "failed", "E_NAVIGATE_FAILED", True
-    if status is not None and status >= 500:
-        return "failed", "E_NAVIGATE_HTTP_5XX", True
     if status is not None and status >= 400:
-        return "failed", f"E_NAVIGATE_HTTP_{status}", False
+        return "failed", http_code("NAVIGATE", status), status >= 500
     return "succeeded", None, False
 
 

@@ -41,7 +41,7 @@ from shared.content.reddit import (
 )
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.warc import WarcLog
-from shared.hooks.error_codes import retry_worthy
+from shared.hooks.error_codes import code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, FileRecord, emit
 
 WARC_NAME = "reddit.warc.gz"
@@ -135,7 +135,7 @@ def outcome(attempts: list[dict[str, Any]]) -> str:
         if attempt["verdict"] == "error":
             kind = attempt.get("kind")
             if kind:
-                return f"E_REDDIT_{kind}"
+                return code("REDDIT", kind)
             status = attempt.get("status")
             return "E_REDDIT_HTTP_5XX" if status and status >= 500 else "E_REDDIT_FAILED"
     if "login" in verdicts:

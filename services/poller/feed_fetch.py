@@ -16,6 +16,7 @@ import httpx
 
 from services.poller.metrics import ITEMS_DROPPED, feed_label
 from shared.errors import ArchiverError
+from shared.links.urlparts import SUPPORTED_SCHEMES
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ def usable_link(entry: Any, feed_url: str) -> str | None:
         hostname = parts.hostname
     except ValueError:  # e.g. an unclosed IPv6 bracket
         return None
-    if parts.scheme not in ("http", "https") or not hostname:
+    if parts.scheme not in SUPPORTED_SCHEMES or not hostname:
         return None
     if not (USABLE_HOST.match(hostname) or hostname.count(":") >= 2):
         return None

@@ -16,6 +16,7 @@ import nh3
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
+from shared.links.urlparts import supported_scheme
 
 READER_TAGS = {
     "p",
@@ -276,7 +277,7 @@ def link_item(link: dict[str, Any], snippet: str | None = None) -> Markup:
 
 def safe_href(url: str | None) -> str:
     """An http(s) URL for an href; anything else (javascript:, data:, ...) becomes '#'."""
-    if url and urlsplit(url.strip()).scheme.lower() in ("http", "https"):
+    if url and supported_scheme(url.strip()):
         return url.strip()
     return "#"
 

@@ -10,8 +10,7 @@ from datetime import datetime
 from services.writer import linkstore, media, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
-from services.writer.job_policy import is_permanent
-from shared.hooks.error_codes import kind_of, telling
+from shared.hooks.error_codes import final, retry_worthy, telling
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone
 
@@ -34,9 +33,9 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
             None if job is None else job["attempts"],
         )
         return
-    retry = [h for h in done.retry_hooks if not _hook_is_permanent(ctx, job["snapshot_id"], h)]
+    retry = [h for h in done.retry_hooks if _retry_worthy(ctx, job["snapshot_id"], h)]
     outcome = attempt_outcome(ctx, job["snapshot_id"])
-    if _final(outcome.error_code) and outcome.hook not in retry:
+    if final(outcome.error_code) and outcome.hook not in retry:
         # What the attempt found is final (not a web page, a download, too large) and its
         # hook did not ask to try again: the other hooks' retryable failures (the browser
         # timing out on a zip) follow from it, and another attempt would find the same.
@@ -49,10 +48,11 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
     else:
         transitions.fail_permanent(conn, job["id"], job["link_id"], outcome.error, ctx.now_iso)
-    if job["kind"] == "media":  # a media job never changes what the link's status says
-        if retry_at is None:  # finished (succeeded, failed, or attempts used up)
-            ok = not (retry or done.error) and outcome.outcome in ("succeeded", "partial")
-            media.settle_job(conn, job["id"], job["snapshot_id"], ok, ctx.now_iso)
+    if job["kind"] == "media":
+        ok = not (retry or done.error) and outcome.outcome in ("succeeded", "partial")
+        media.attempt_ended(
+            conn, job["id"], job["snapshot_id"], finished=retry_at is None, ok=ok, now=ctx.now_iso
+        )
         return
     error = outcome.error or (done.error if retry_at or done.error else None)
     linkstore.attempt_ended(
@@ -88,12 +88,14 @@ def _retry_or_fail(
     return ctx.now + delay
 
 
-def _hook_is_permanent(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:
+def _retry_worthy(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:
+    """False when the hook's failure will not heal by retrying (a missing binary, a refused
+    target, a 4xx: shared.hooks.error_codes), whatever its exit code asked."""
     row = ctx.conn.execute(
-        "SELECT error_code, attempts FROM archive_results WHERE snapshot_id = ? AND hook = ?",
+        "SELECT error_code FROM archive_results WHERE snapshot_id = ? AND hook = ?",
         (snapshot_id, hook),
     ).fetchone()
-    return row is not None and is_permanent(row["error_code"], int(row["attempts"]))
+    return row is None or retry_worthy(row["error_code"])
 
 
 @dataclass(frozen=True)
@@ -111,12 +113,6 @@ class AttemptOutcome:
     """`<hook>: <code> <output>` of that hook."""
     hook: str | None = None
     """That hook."""
-
-
-def _final(error_code: str | None) -> bool:
-    """True for a telling code that no later attempt would change (its kind is not retried)."""
-    kind = kind_of(error_code)
-    return kind is not None and telling(error_code) and not kind.retry
 
 
 def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:

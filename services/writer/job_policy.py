@@ -13,7 +13,6 @@ window and only avoids a second job while one is queued or running.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -26,11 +25,6 @@ Source = Literal["feed", "submit", "rearchive"]
 
 MANUAL_PRIORITY = 10
 """Priority of jobs a person asked for (feed jobs have 0; higher runs first)."""
-
-PERMANENT_ERROR_CODES = frozenset(
-    {"E_BINARY_MISSING", "E_UNSUPPORTED_SCHEME", "E_FETCH_REFUSED", "E_FETCH_REDIRECTS"}
-)
-_HTTP_4XX = re.compile(r"^E_[A-Z0-9]+_HTTP_4\d\d$")
 
 
 @dataclass(frozen=True)
@@ -107,13 +101,3 @@ def decide(
     if last is None:
         return Decision("queued", reason)
     return Decision("queued", f"{reason}; re-capture after window", code="recapture")
-
-
-def is_permanent(error_code: str | None, attempt: int) -> bool:
-    """True when a hook failure will not heal by retrying (missing tool, refused, 4xx twice)."""
-    if not error_code:
-        return False
-    if error_code in PERMANENT_ERROR_CODES:
-        return True
-    transient = error_code.endswith(("_408", "_429"))
-    return bool(_HTTP_4XX.match(error_code)) and not transient and attempt >= 2

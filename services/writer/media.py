@@ -1,7 +1,8 @@
-"""Media: which links get a media job, one download per video, media text for search, and
-domains backing off after a rate-limit answer.
+"""Media: which links get a media job, one download per video, what a media job's end means,
+and media text for search. Every media decision of the writer is here; the modules applying
+messages call it.
 
-Writes ``media_items``, ``link_media`` and ``domain_backoff``; jobs only through
+Writes ``media_items`` and ``link_media``; jobs only through
 ``transitions`` (``queue_media``, ``skip_media``), the full-text row through ``linkstore``.
 
 - A link whose URL names a video (``shared.links.video.media_key``: a video on one of the
@@ -16,28 +17,20 @@ Writes ``media_items``, ``link_media`` and ``domain_backoff``; jobs only through
 - A media job never changes its link's status, except that a link which *is* a media file
   (``.mp4``, ``.m3u8``, ...) counts as archived once its file is downloaded (its page
   capture can only end "not a web page"), also when that capture ends after the download.
-- A rate-limit answer (``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs off the whole
-  registrable domain: the scheduler dispatches none of its jobs before ``until``.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
-from datetime import datetime, timedelta
 
 from services.writer import linkstore, transitions
-from services.writer.clock import iso
 from services.writer.job_policy import Decision, Policy
 from shared.hooks.records import MediaRecord, ProgressRecord
-from shared.hooks.retry import BACKOFF
-from shared.links import registrable_domain
 from shared.links.video import MediaKey, media_key
 
 log = logging.getLogger(__name__)
 
-RATE_LIMITED = re.compile(r"^E_[A-Z0-9]+_(RATE_LIMITED|HTTP_429)$")
 _PLATFORMS_KEYED_BY_URL = frozenset(
     {"youtube", "tiktok", "twitter", "instagram", "facebook", "bluesky", "reddit", "streamable",
      "vimeo"}
@@ -60,9 +53,9 @@ def on_decision(
     return _job_for_key(conn, link_id, key, reason, decision.priority, now)
 
 
-def on_page_video(conn: sqlite3.Connection, link_id: int, now: str) -> int | None:
+def on_page_video(conn: sqlite3.Connection, link_id: int, policy: Policy, now: str) -> int | None:
     """The link's capture found a video on the page: a media job, unless it has one."""
-    if _has_media_job(conn, link_id):
+    if not policy.media_jobs or _has_media_job(conn, link_id):
         return None
     return transitions.queue_media(conn, link_id, "the page shows a video", 0, now)
 
@@ -187,11 +180,26 @@ def record_progress(conn: sqlite3.Connection, job_id: int, rec: ProgressRecord, 
     )
 
 
-def settle_job(
+def attempt_ended(
+    conn: sqlite3.Connection,
+    job_id: int,
+    snapshot_id: str | None,
+    *,
+    finished: bool,
+    ok: bool,
+    now: str,
+) -> None:
+    """An attempt of a media job ended. A media job never changes what its link's status
+    says; once it is `finished` (succeeded, failed, or attempts used up) its videos still
+    pending become downloaded (`ok` and a video or audio file was stored), metadata_only
+    (only metadata, e.g. too large) or failed."""
+    if finished:
+        _settle_job(conn, job_id, snapshot_id, ok, now)
+
+
+def _settle_job(
     conn: sqlite3.Connection, job_id: int, snapshot_id: str | None, ok: bool, now: str
 ) -> None:
-    """A media job finished: its videos still pending become downloaded (a video or audio
-    file was stored), metadata_only (only metadata, e.g. too large) or failed."""
     kinds = {
         r[0]
         for r in conn.execute(
@@ -252,32 +260,6 @@ def refresh_text(conn: sqlite3.Connection, link_id: int) -> None:
     linkstore.set_fts(conn, link_id, "media_text", text)
 
 
-def on_result(conn: sqlite3.Connection, link_id: int, error_code: str | None, attempt: int,
-              now: datetime) -> None:  # fmt: skip
-    """A hook result: a rate-limit answer backs off the link's whole registrable domain
-    (5 min, 30 min, 2 h, then 12 h as the domain keeps answering so)."""
-    if not error_code or not RATE_LIMITED.match(error_code):
-        return
-    row = conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
-    if row is None:
-        return
-    domain = registrable_domain(row[0])
-    hits_row = conn.execute(
-        "SELECT hits, until FROM domain_backoff WHERE domain = ?", (domain,)
-    ).fetchone()
-    stale = hits_row is None or hits_row["until"] < iso(now - timedelta(days=1))
-    hits = 1 if stale else int(hits_row["hits"]) + 1
-    until = now + BACKOFF[min(hits, len(BACKOFF)) - 1]
-    conn.execute(
-        "INSERT INTO domain_backoff (domain, until, reason, hits, updated_at)"
-        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO UPDATE SET"
-        " until = max(domain_backoff.until, excluded.until), reason = excluded.reason,"
-        " hits = excluded.hits, updated_at = excluded.updated_at",
-        (domain, iso(until), f"{error_code} (link {link_id})", hits, iso(now)),
-    )
-    log.warning("%s answered %s: no job of it before %s", domain, error_code, iso(until))
-
-
 def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int, now: str) -> None:
     """Dedup merged link `loser` into `survivor`: the videos it showed follow."""
     conn.execute(
@@ -288,8 +270,3 @@ def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int, now: str) 
     conn.execute("DELETE FROM link_media WHERE link_id = ?", (loser,))
     conn.execute("UPDATE media_items SET link_id = ? WHERE link_id = ?", (survivor, loser))
     refresh_text(conn, survivor)
-
-
-def backed_off(conn: sqlite3.Connection, now: str) -> set[str]:
-    """Registrable domains no job may be dispatched to now."""
-    return {r[0] for r in conn.execute("SELECT domain FROM domain_backoff WHERE until > ?", (now,))}

@@ -19,6 +19,7 @@ from services.writer import (
     linkstore,
     media,
     moderation,
+    scheduler,
     transitions,
 )
 from services.writer.clock import iso_or_none
@@ -133,7 +134,7 @@ def _archive_result(
     elif rec.status in ("succeeded", "failed", "skipped"):
         HOOK_RESULTS.labels(rec.plugin, rec.status, rec.error_code or "").inc()
     if rec.status == "failed":
-        media.on_result(ctx.conn, target.link_id, rec.error_code, attempt, ctx.now)
+        scheduler.on_failure(ctx.conn, target.link_id, rec.error_code, ctx.now)
 
 
 def _artifact(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ArtifactRecord) -> None:
@@ -144,8 +145,8 @@ def _metadata(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: Metadata
     """Merge metadata: a field the record carries replaces the stored one."""
     values = {f: getattr(rec, f) for f in linkstore.METADATA_FIELDS}
     linkstore.set_metadata(ctx.conn, target.link_id, values, ctx.now_iso)
-    if rec.has_video and ctx.policy.media_jobs:
-        media.on_page_video(ctx.conn, target.link_id, ctx.now_iso)
+    if rec.has_video:
+        media.on_page_video(ctx.conn, target.link_id, ctx.policy, ctx.now_iso)
 
 
 def _text(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: TextRecord) -> None:

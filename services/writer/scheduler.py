@@ -10,9 +10,15 @@ is dispatched again as a new attempt, until ``MAX_ATTEMPTS``.
 In flight = status ``running``: never more than ``WORKER_CONCURRENCY`` capture jobs and
 ``MEDIA_CONCURRENCY`` media jobs overall, nor more than ``PER_DOMAIN_CONCURRENCY`` of each
 kind per registrable domain (``old.reddit.com`` and ``www.reddit.com`` share ``reddit.com``),
-whatever the number of workers; nothing to a domain backing off after a rate-limit answer
-(``media.backed_off``). Media jobs get ``MEDIA_JOB_DEADLINE_SECONDS`` instead of
-``JOB_DEADLINE_SECONDS`` (their Progress records keep moving it on while they download).
+whatever the number of workers; nothing to a domain backing off. Media jobs get
+``MEDIA_JOB_DEADLINE_SECONDS`` instead of ``JOB_DEADLINE_SECONDS`` (their Progress records
+keep moving it on while they download).
+
+Domain back-off: a hook failure whose code means the site asked us to slow down
+(``shared.hooks.error_codes.backs_off_domain``: ``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs
+off the link's whole registrable domain, capture and media jobs alike: none of its jobs is
+dispatched before ``until`` (5 min, 30 min, 2 h, then 12 h while it keeps answering so).
+Writes ``domain_backoff``; jobs only through ``transitions``.
 """
 
 from __future__ import annotations
@@ -24,11 +30,14 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from services.writer import media, transitions
+from services.writer import transitions
 from services.writer.clock import iso, parse
 from services.writer.db import transaction
 from services.writer.job_policy import Policy
+from shared.hooks.error_codes import backs_off_domain
+from shared.hooks.retry import BACKOFF
 from shared.links import registrable_domain
+from shared.links.urlparts import supported_scheme
 from shared.messages import CaptureJob
 from shared.subjects import JOB_CAPTURE, JOB_MEDIA
 
@@ -122,7 +131,7 @@ def _expire(conn: sqlite3.Connection, policy: Policy, now: datetime) -> None:
 def _dispatch_due(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime) -> None:
     """Start as many due queued jobs as the limits allow, best priority first: capture and
     media jobs each within their own concurrency, neither to a domain backing off."""
-    backing_off = media.backed_off(conn, iso(now))
+    backing_off = backed_off(conn, iso(now))
     for kind, concurrency in (("capture", limits.concurrency), ("media", limits.media_concurrency)):
         _dispatch_kind(conn, policy, limits, now, kind, concurrency, backing_off)
 
@@ -160,7 +169,7 @@ def _dispatch_kind(
     for c in candidates:
         if free <= 0:
             break
-        if not c["canonical_url"].startswith(("http://", "https://")):
+        if not supported_scheme(c["canonical_url"]):
             transitions.fail_permanent(
                 conn, c["id"], c["link_id"], "unsupported URL scheme", iso(now)
             )
@@ -171,3 +180,35 @@ def _dispatch_kind(
         transitions.dispatch(conn, c["id"], _deadline(policy, kind), now)
         per_site[site] += 1
         free -= 1
+
+
+def on_failure(
+    conn: sqlite3.Connection, link_id: int, error_code: str | None, now: datetime
+) -> None:
+    """A hook failed: when its code asks us to slow down, the link's whole registrable
+    domain backs off (5 min, 30 min, 2 h, then 12 h as it keeps answering so)."""
+    if not backs_off_domain(error_code):
+        return
+    row = conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
+    if row is None:
+        return
+    domain = registrable_domain(row[0])
+    hits_row = conn.execute(
+        "SELECT hits, until FROM domain_backoff WHERE domain = ?", (domain,)
+    ).fetchone()
+    stale = hits_row is None or hits_row["until"] < iso(now - timedelta(days=1))
+    hits = 1 if stale else int(hits_row["hits"]) + 1
+    until = now + BACKOFF[min(hits, len(BACKOFF)) - 1]
+    conn.execute(
+        "INSERT INTO domain_backoff (domain, until, reason, hits, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO UPDATE SET"
+        " until = max(domain_backoff.until, excluded.until), reason = excluded.reason,"
+        " hits = excluded.hits, updated_at = excluded.updated_at",
+        (domain, iso(until), f"{error_code} (link {link_id})", hits, iso(now)),
+    )
+    log.warning("%s answered %s: no job of it before %s", domain, error_code, iso(until))
+
+
+def backed_off(conn: sqlite3.Connection, now: str) -> set[str]:
+    """Registrable domains no job may be dispatched to now."""
+    return {r[0] for r in conn.execute("SELECT domain FROM domain_backoff WHERE until > ?", (now,))}

@@ -27,13 +27,14 @@ import contextlib
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import lxml.html
 from lxml import etree
 
 from shared.content import jsonld, platforms
 from shared.content.sanitize import XML_DECLARATION
+from shared.links.urlparts import supported_scheme
 
 DC_TITLE = ("dc:title", "dcterm:title", "dcterms:title", "dc.title", "dcterms.title")
 TITLE_KEYS = ("twitter:title", "parsely-title", "sailthru.title")
@@ -256,7 +257,7 @@ def _web_url(base: str, value: str | None) -> str | None:
         absolute = urljoin(base, value.strip())
     except ValueError:
         return None
-    return absolute if urlsplit(absolute).scheme in ("http", "https") else None
+    return absolute if supported_scheme(absolute) else None
 
 
 def _same_day(a: str, b: str) -> bool:

@@ -40,6 +40,7 @@ from shared.fetching.decoding import BoundedDecoder, CompressionBomb, Unsupporte
 from shared.fetching.pinning import pinned_transport
 from shared.fetching.sniffing import SNIFF_BYTES, Sniffed, sniff
 from shared.fetching.warc import Exchange, WarcLog
+from shared.hooks.error_codes import What
 from shared.links.urlparts import strip_credentials
 from shared.targets import checked_addresses
 
@@ -88,7 +89,7 @@ class FetchResult:
     redirects: list[Hop] = field(default_factory=list)
     response: Hop | None = None
     """The final response (None when none arrived)."""
-    error: str | None = None
+    error: What | None = None
     """Error kind (TIMEOUT, STALLED, ...), None when the body was read whole."""
     message: str = ""
     body: Path | None = None
@@ -100,7 +101,7 @@ class FetchResult:
     sniffed: Sniffed | None = None
     warc_exchanges: int = 0
 
-    def fail(self, error: str, message: str) -> None:
+    def fail(self, error: What, message: str) -> None:
         """Record the first error (later ones are consequences)."""
         if self.error is None:
             self.error, self.message = error, message

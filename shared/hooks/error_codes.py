@@ -1,6 +1,9 @@
 """Error codes a capture can end with, what each means for a reader, and whether a retry can
-help. One table, read by the hooks (which exit code to use), the runner (whether a hard
-failure gets a retry_at) and the writer (whether to schedule another attempt).
+help: the one table. The hooks build their codes with `code`/`http_code` and choose their exit
+code by it, the runner asks `retry_worthy` whether a hard failure gets a retry_at, and the
+writer asks `retry_worthy`, `final` and `backs_off_domain` what an ended attempt means.
+`tests/hooks/test_error_table.py` scans the tree: every code emitted is in the table, and the
+table holds no kind nothing emits.
 
 A code is `E_<PLUGIN>_<WHAT>`; the table is keyed by `<WHAT>`, so every plugin's codes share
 it (`E_FETCH_STALLED` and `E_MEDIA_STALLED` mean the same). HTTP codes are
@@ -14,6 +17,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 Outcome = Literal["failed", "partial"]
+What = Literal[
+    "TIMEOUT", "STALLED", "TRUNCATED", "TOO_LARGE", "BOMB", "NOT_HTML", "RESOURCE_LIMIT",
+    "DECLINED", "REFUSED", "DNS", "REDIRECTS", "FAILED", "HTTP_5XX", "HTTP_4XX", "HTTP_LATER",
+    "HTTP_429", "BLOCKED", "LOGIN_WALL", "AGE_GATE", "NOT_FOUND", "NO_VIDEO", "PRIVATE",
+    "REMOVED", "GEO_BLOCKED", "LOGIN_REQUIRED", "RATE_LIMITED", "NETWORK", "STOPPED", "SPAWN",
+    "CONFIG", "MISSING", "UNRESPONSIVE", "SCRIPT", "BAD_REQUEST", "NAVIGATION", "PROTOCOL",
+    "DOWNLOAD", "BROWSER", "NO_BROWSER", "NOT_LOADED", "PDF_DOCUMENT", "HTTP_ERROR",
+    "DEPENDENCY",
+]  # fmt: skip
+"""The `<WHAT>` of a code: the keys of KINDS (a test keeps the two equal)."""
 
 
 @dataclass(frozen=True)
@@ -28,9 +41,12 @@ class ErrorKind:
     """`partial` when something useful was kept, `failed` otherwise."""
     meaning: str
     """One line for the docs and the UI."""
+    backoff: bool = False
+    """True when the site asked us to slow down: the writer backs off its whole registrable
+    domain (the scheduler dispatches none of its jobs for a while)."""
 
 
-KINDS: dict[str, ErrorKind] = {
+KINDS: dict[What, ErrorKind] = {
     "TIMEOUT": ErrorKind(
         "timeout",
         True,
@@ -84,7 +100,17 @@ KINDS: dict[str, ErrorKind] = {
     ),
     "HTTP_5XX": ErrorKind("http_error", True, "failed", "the server answered 5xx"),
     "HTTP_4XX": ErrorKind(
-        "http_error", False, "failed", "the server answered 4xx (408 and 429 are retried)"
+        "http_error", False, "failed", "the server answered 4xx (408, 425 and 429 are retried)"
+    ),
+    "HTTP_LATER": ErrorKind(
+        "http_error", True, "failed", "the server answered 408 or 425: try again later"
+    ),
+    "HTTP_429": ErrorKind(
+        "rate_limited",
+        True,
+        "failed",
+        "the server answered 429 (too many requests): retried later, its whole domain backs off",
+        backoff=True,
     ),
     "BLOCKED": ErrorKind(
         "blocked", True, "failed", "the site served a block page (403/429, anti-bot) instead"
@@ -106,6 +132,7 @@ KINDS: dict[str, ErrorKind] = {
         True,
         "failed",
         "the site answered 'too many requests': retried later, its whole domain backs off",
+        backoff=True,
     ),
     "NETWORK": ErrorKind(
         "network_error", True, "failed", "a network error or stall during the download (media)"
@@ -125,6 +152,18 @@ KINDS: dict[str, ErrorKind] = {
         "the page's renderer is stuck in a script or crashed (browser hooks)",
     ),
     "SCRIPT": ErrorKind("page_script_error", False, "failed", "code run in the page threw"),
+    "BAD_REQUEST": ErrorKind(
+        "hook_error",
+        False,
+        "failed",
+        "the hook asked the page for something it cannot do (unknown operation, bad argument)",
+    ),
+    "NAVIGATION": ErrorKind(
+        "network_error", True, "failed", "the browser could not load the page (net::ERR_...)"
+    ),
+    "PROTOCOL": ErrorKind(
+        "browser_error", True, "failed", "the page socket's conversation broke (browser hooks)"
+    ),
     "DOWNLOAD": ErrorKind(
         "download", False, "failed", "the URL is a file download, not a page (refused)"
     ),
@@ -157,38 +196,81 @@ KINDS: dict[str, ErrorKind] = {
 """By the part after `E_<PLUGIN>_`."""
 
 _CODE = re.compile(r"^E_[A-Z0-9]+?_(HTTP_(?P<status>\d{3}|5XX|4XX)|(?P<what>[A-Z_]+))$")
-RETRIED_4XX = frozenset({"408", "425", "429"})
-"""4xx answers that mean "try later"."""
+_PLUGIN = re.compile(r"^[A-Z0-9]+(_[A-Z0-9]+)*$")
+BINARY_MISSING = "E_BINARY_MISSING"
+"""The one code without a plugin: a binary a plugin declares is not installed (runner)."""
 
 
-def kind_of(error_code: str | None) -> ErrorKind | None:
-    """The kind of an error code, or None for a code this table does not know."""
+def _prefix(plugin: str) -> str:
+    if not _PLUGIN.match(plugin):
+        raise ValueError(f"bad plugin prefix {plugin!r}")
+    return f"E_{plugin}_"
+
+
+def code(plugin: str, what: What) -> str:
+    """`E_<PLUGIN>_<WHAT>` (plugin as its settings prefix, e.g. `FETCH`); ValueError for a
+    `what` the table does not know."""
+    if what not in KINDS:
+        raise ValueError(f"error kind {what!r} is not in shared/hooks/error_codes.py")
+    return _prefix(plugin) + what
+
+
+def http_code(plugin: str, status: int) -> str:
+    """The code of an HTTP error answer: `E_<PLUGIN>_HTTP_5XX` for any 5xx, else
+    `E_<PLUGIN>_HTTP_<status>`."""
+    return code(plugin, "HTTP_5XX") if status >= 500 else f"{_prefix(plugin)}HTTP_{status}"
+
+
+def what_of(error_code: str | None) -> What | None:
+    """The table's key for a code, or None for a code this table does not know."""
     if not error_code:
         return None
-    if error_code == "E_BINARY_MISSING":
-        return KINDS["MISSING"]
+    if error_code == BINARY_MISSING:
+        return "MISSING"
     m = _CODE.match(error_code)
     if m is None:
         return None
     status = m.group("status")
     if status is not None:
         if status.startswith("5"):
-            return KINDS["HTTP_5XX"]
-        if status in RETRIED_4XX:
-            return ErrorKind("http_error", True, "failed", f"the server answered {status}")
-        return KINDS["HTTP_4XX"]
+            return "HTTP_5XX"
+        if status == "429":
+            return "HTTP_429"
+        return "HTTP_LATER" if status in ("408", "425") else "HTTP_4XX"
     what = m.group("what") or ""
     # longest known suffix: E_MY_PLUGIN_STALLED -> STALLED
-    for key in sorted(KINDS, key=len, reverse=True):
+    for key in _BY_LENGTH:
         if what == key or what.endswith("_" + key):
-            return KINDS[key]
+            return key
     return None
 
 
+_BY_LENGTH: list[What] = sorted(KINDS, key=len, reverse=True)
+
+
+def kind_of(error_code: str | None) -> ErrorKind | None:
+    """The kind of an error code, or None for a code this table does not know."""
+    what = what_of(error_code)
+    return None if what is None else KINDS[what]
+
+
 def retry_worthy(error_code: str | None) -> bool:
-    """True when a retry can help; unknown codes (and none) are retried, as before."""
+    """True when a retry can help; unknown codes (and none) are retried."""
     kind = kind_of(error_code)
     return True if kind is None else kind.retry
+
+
+def final(error_code: str | None) -> bool:
+    """True for a telling code no later attempt would change (its kind is not retried): the
+    attempt that found it is final, the other hooks' retryable failures follow from it."""
+    kind = kind_of(error_code)
+    return kind is not None and telling(error_code) and not kind.retry
+
+
+def backs_off_domain(error_code: str | None) -> bool:
+    """True when the code means the site asked us to slow down (429, rate limited)."""
+    kind = kind_of(error_code)
+    return kind is not None and kind.backoff
 
 
 VAGUE_REASONS = frozenset(

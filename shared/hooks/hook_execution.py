@@ -22,7 +22,7 @@ from shared.hooks import limits, reaping
 from shared.hooks.binary_detection import binary_env_name, read_binaries, search_path
 from shared.hooks.config import env_prefix, load_plugin_config
 from shared.hooks.discovery import HookSpec
-from shared.hooks.error_codes import retry_worthy
+from shared.hooks.error_codes import BINARY_MISSING, What, code, retry_worthy
 from shared.hooks.host import HookHost
 from shared.hooks.limits import HookLimits
 from shared.hooks.records import (
@@ -152,8 +152,8 @@ class HookRun:
         """True while the hook's process has started and not ended."""
         return self.machine.status == "started"
 
-    def _error_code(self, what: str) -> str:
-        return f"E_{env_prefix(self.hook.plugin)}_{what}"
+    def _error_code(self, what: What) -> str:
+        return code(env_prefix(self.hook.plugin), what)
 
     def _set(self, **fields: object) -> None:
         self.result = self.result.model_copy(update={"status": self.machine.status, **fields})
@@ -213,7 +213,7 @@ class HookRun:
         if missing:
             self.machine.to("skipped")
             self._set(
-                error_code="E_BINARY_MISSING",
+                error_code=BINARY_MISSING,
                 output_str=f"missing binary: {', '.join(missing)}",
                 ended_at=_now(),
             )

@@ -38,6 +38,7 @@ from shared.links.extract import (
     extract_links_text,
     has_markup,
 )
+from shared.links.urlparts import scheme_of, supported_scheme
 from shared.messages import LinkOccurrence
 
 log = logging.getLogger("shared.links")
@@ -100,9 +101,8 @@ class DomainPolicy:
 
     def decide(self, canonical: CanonicalUrl) -> tuple[Decision, str]:
         """(decision, reason) for one canonical URL; see the module docstring."""
-        scheme = canonical.canonical.split(":", 1)[0].lower()
-        if scheme not in ("http", "https"):
-            return "skip", f"scheme:{scheme[:20]}"
+        if not supported_scheme(canonical.canonical):
+            return "skip", f"scheme:{scheme_of(canonical.canonical)[:20]}"
         host = canonical.domain
         hit = host_matches(host, self.exclude)
         if hit is not None:

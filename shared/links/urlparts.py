@@ -38,6 +38,8 @@ no link worth archiving is longer and such strings are usually pasted blobs."""
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 SUPPORTED_SCHEMES = frozenset(DEFAULT_PORTS)
+"""The one scheme rule: the schemes we capture, follow and link to. Everything that asks
+"is this a web URL" asks `supported_scheme` (or this set)."""
 
 Query = tuple[tuple[str, str | None], ...]
 
@@ -48,6 +50,17 @@ class UrlRejected(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def scheme_of(url: str) -> str:
+    """The scheme a URL string starts with, lower-case ('' for a relative or empty one)."""
+    m = _SCHEME_START.match(url)
+    return m.group(1).lower() if m else ""
+
+
+def supported_scheme(url: str) -> bool:
+    """True when the URL's scheme is one of SUPPORTED_SCHEMES (http, https)."""
+    return scheme_of(url) in SUPPORTED_SCHEMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +112,7 @@ class UrlParts:
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_SCHEME_START = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-]*):")
 _STRIP = "".join(chr(i) for i in range(0x21))
 _TAB_NL = re.compile(r"[\t\n\r]")
 _UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")

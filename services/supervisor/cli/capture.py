@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import err, out, print_json, short, table
 from services.supervisor.cli.stack import StackClient, stack_client
+from shared.links.urlparts import SUPPORTED_SCHEMES
 
 
 @dataclass
@@ -53,7 +54,7 @@ def malformed(url: str) -> str | None:
         host = parts.hostname
     except ValueError as exc:
         return f"malformed URL ({exc})"
-    if parts.scheme not in ("http", "https") or not host:
+    if parts.scheme not in SUPPORTED_SCHEMES or not host:
         return "not an http(s) URL"
     if len(url) > 4096:
         return "URL longer than 4096 characters"
