@@ -66,6 +66,7 @@ def test_plugins_never_import_services(plugin: Path) -> None:
 PLUGIN_MAY_IMPORT = (
     "shared.hooks.records",
     "shared.hooks.error_codes",
+    "shared.hooks.config",
     "shared.targets",
     "shared.errors",
     "shared.fetching",
@@ -74,7 +75,8 @@ PLUGIN_MAY_IMPORT = (
     "shared.pageclient",
 )
 """The shared modules a plugin's hooks may import: the hook record contract, the error-code
-table (retry policy), the capture target policy, the error types, the safe fetching of a
+table (retry policy), the plugin's settings (`hook_settings`: its config.json defaults under
+the environment), the capture target policy, the error types, the safe fetching of a
 target (checked-address connects, caps, WARC), URL parsing (credential stripping), and
 shared.content (the pure extraction, sanitization, canonical-text and metadata functions the
 metadata, readable and reddit hooks call, kept there so they are typed strictly, unit-tested

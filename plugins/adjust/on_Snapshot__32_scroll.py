@@ -5,11 +5,11 @@ loads content lazily is scrolled (the archiver's `lazy` operation says which).""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 from shared import pageclient as pc
+from shared.hooks.config import hook_settings
 
 SCROLL_JS = (Path(__file__).parent / "scroll.js").read_text()
 
@@ -26,13 +26,14 @@ def loads_lazily(page: pc.PageClient) -> bool:
 
 
 def capture(page: pc.PageClient, url: str, timeout: float) -> str:
-    max_s = float(os.environ.get("ADJUST_SCROLL_MAX_SECONDS", "4"))
-    max_steps = int(os.environ.get("ADJUST_SCROLL_MAX_STEPS", "40"))
-    step_ms = int(os.environ.get("ADJUST_SCROLL_STEP_MS", "40"))
+    settings = hook_settings(__file__)
+    max_s = float(settings["ADJUST_SCROLL_MAX_SECONDS"])
+    max_steps = int(settings["ADJUST_SCROLL_MAX_STEPS"])
+    step_ms = int(settings["ADJUST_SCROLL_STEP_MS"])
     budget_ms = int(min(max_s, max(0.0, timeout - 1)) * 1000)
     if budget_ms <= 0 or max_steps <= 0:
         return "scrolling off"
-    if os.environ.get("ADJUST_SCROLL_WHEN", "lazy") == "lazy" and not loads_lazily(page):
+    if settings["ADJUST_SCROLL_WHEN"] == "lazy" and not loads_lazily(page):
         return "not scrolled: nothing on the page loads lazily"
     done = page.evaluate(SCROLL_JS, [budget_ms, max_steps, step_ms], timeout=timeout)
     end = "reached the bottom" if done["bottom"] else "stopped early"

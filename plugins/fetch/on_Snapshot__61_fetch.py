@@ -26,15 +26,16 @@ import argparse
 import asyncio
 import json
 import mimetypes
-import os
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from shared.content.no_archive import HEAD_BYTES, declined_by_headers, declined_by_html
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
 from shared.fetching.warc import WarcLog
+from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import code, http_code, kind_of
 from shared.hooks.records import ArchiveResultRecord, FileRecord, SnapshotRecord, emit
 from shared.links.urlparts import strip_credentials
@@ -44,28 +45,18 @@ WARC_NAME = "fetch.warc.gz"
 SOFTWARE = "discourse-link-archiver fetch plugin (warcio)"
 
 
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
-
-
-def env_num(name: str, default: float) -> float:
-    value = os.environ.get(name, "").strip()
-    return float(value) if value else default
-
-
-def limits_from_env(total: float) -> FetchLimits:
+def limits_of(settings: dict[str, Any], total: float) -> FetchLimits:
     """The fetch's bounds from its settings (config.json gives every one a default)."""
     return FetchLimits(
         total_timeout=total,
-        header_timeout=min(total, env_num("FETCH_HEADER_TIMEOUT", 20)),
-        idle_timeout=min(total, env_num("FETCH_IDLE_TIMEOUT", 15)),
-        connect_timeout=min(total, env_num("FETCH_CONNECT_TIMEOUT", 10)),
-        min_bytes_per_second=env_num("FETCH_MIN_BYTES_PER_SECOND", 256),
-        max_bytes=int(env_num("FETCH_MAX_BYTES", 100 * 1024 * 1024)),
-        max_ratio=env_num("FETCH_MAX_DECOMPRESSION_RATIO", 100),
-        max_redirects=int(env_num("FETCH_MAX_REDIRECTS", 10)),
-        store_not_html=env_bool("FETCH_STORE_NOT_HTML", False),
+        header_timeout=min(total, float(settings["FETCH_HEADER_TIMEOUT"])),
+        idle_timeout=min(total, float(settings["FETCH_IDLE_TIMEOUT"])),
+        connect_timeout=min(total, float(settings["FETCH_CONNECT_TIMEOUT"])),
+        min_bytes_per_second=float(settings["FETCH_MIN_BYTES_PER_SECOND"]),
+        max_bytes=int(settings["FETCH_MAX_BYTES"]),
+        max_ratio=float(settings["FETCH_MAX_DECOMPRESSION_RATIO"]),
+        max_redirects=int(settings["FETCH_MAX_REDIRECTS"]),
+        store_not_html=bool(settings["FETCH_STORE_NOT_HTML"]),
     )
 
 
@@ -144,14 +135,15 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=None)
     args, _ = parser.parse_known_args()
 
-    hook_timeout = args.timeout or env_num("FETCH_TIMEOUT", env_num("TIMEOUT", 60))
+    settings = hook_settings(__file__)
+    hook_timeout = args.timeout or float(settings["FETCH_TIMEOUT"])
     # end (and say why) before the runner's own timeout would kill the hook
-    limits = limits_from_env(max(1.0, hook_timeout - min(5.0, hook_timeout * 0.1)))
+    limits = limits_of(settings, max(1.0, hook_timeout - min(5.0, hook_timeout * 0.1)))
     warc = WarcLog(Path(WARC_NAME), SOFTWARE)
     fetch = Fetch(
         limits,
-        user_agent=os.environ.get("USER_AGENT", "DiscourseLinkArchiver/1.0"),
-        allow_private=env_bool("ALLOW_PRIVATE_TARGETS", False),
+        user_agent=str(settings["USER_AGENT"]),
+        allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
         workdir=Path("."),
         warc=warc,
     )
@@ -160,7 +152,7 @@ def main() -> int:
     warc.close()
     if not res.warc_exchanges:
         Path(WARC_NAME).unlink(missing_ok=True)
-    why = declined(res) if env_bool("FETCH_RESPECT_NO_ARCHIVE", True) else None
+    why = declined(res) if settings["FETCH_RESPECT_NO_ARCHIVE"] else None
     if why is not None:
         return decline(res, why)
     code = error_code(res)

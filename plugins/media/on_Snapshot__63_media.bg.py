@@ -37,6 +37,7 @@ from yt_dlp import YoutubeDL
 from yt_dlp.utils import DownloadCancelled
 
 from shared.errors import TargetRefused
+from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
 from shared.targets import check_target
 
@@ -52,11 +53,6 @@ class TooLarge(DownloadCancelled):  # type: ignore[misc]
 
 class Stopped(DownloadCancelled):  # type: ignore[misc]
     """SIGTERM (timeout or shutdown), or nobody reads our output any more."""
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
 
 
 class Progress:
@@ -208,30 +204,30 @@ def final_files(info: dict[str, Any] | None) -> set[str]:
     return names
 
 
-def ydl_options(progress: Progress) -> dict[str, Any]:
-    langs = [s.strip() for s in os.environ.get("MEDIA_SUBTITLE_LANGS", "").split(",") if s.strip()]
-    retries = int(os.environ.get("MEDIA_RETRIES", 3))
+def ydl_options(settings: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    langs = [s.strip() for s in str(settings["MEDIA_SUBTITLE_LANGS"]).split(",") if s.strip()]
+    retries = int(settings["MEDIA_RETRIES"])
     return {
-        "format": os.environ.get("MEDIA_FORMAT", "bv*+ba/b"),
-        "merge_output_format": os.environ.get("MEDIA_MERGE_FORMAT", "mp4/mkv"),
+        "format": str(settings["MEDIA_FORMAT"]),
+        "merge_output_format": str(settings["MEDIA_MERGE_FORMAT"]),
         "outtmpl": {"default": "%(id).80B.%(ext)s", "pl_infojson": "%(id).80B.playlist.%(ext)s"},
         "restrictfilenames": True,
         "windowsfilenames": True,
-        "playlistend": int(os.environ.get("MEDIA_MAX_ITEMS", 10)),
+        "playlistend": int(settings["MEDIA_MAX_ITEMS"]),
         "writeinfojson": True,
         "writedescription": True,
         "writethumbnail": True,
         "writesubtitles": True,
         "writeautomaticsub": True,
         "subtitleslangs": langs or ["en.*"],
-        "socket_timeout": float(os.environ.get("MEDIA_SOCKET_TIMEOUT", 30)),
+        "socket_timeout": float(settings["MEDIA_SOCKET_TIMEOUT"]),
         "retries": retries,
         "fragment_retries": retries,
         "extractor_retries": retries,
         "file_access_retries": 1,
         "continuedl": False,
         "hls_prefer_native": True,
-        "http_headers": {"User-Agent": os.environ.get("USER_AGENT", "DiscourseLinkArchiver/1.0")},
+        "http_headers": {"User-Agent": str(settings["USER_AGENT"])},
         "progress_hooks": [progress],
         "noprogress": True,
         "quiet": True,
@@ -272,7 +268,8 @@ def main() -> int:
     parser.add_argument("--url", required=True)
     args, _ = parser.parse_known_args()
     cwd = Path.cwd()
-    allow_private = env_bool("ALLOW_PRIVATE_TARGETS", False)
+    settings = hook_settings(__file__)
+    allow_private = bool(settings["ALLOW_PRIVATE_TARGETS"])
     try:
         check_target(args.url, allow_private=allow_private)
     except TargetRefused as exc:
@@ -281,8 +278,8 @@ def main() -> int:
         media_guard.install()
 
     progress = Progress(
-        limit=int(os.environ.get("MAX_BYTES_HARD_LIMIT", 0)),
-        interval=float(os.environ.get("MEDIA_PROGRESS_INTERVAL", 5)),
+        limit=int(settings["MAX_BYTES_HARD_LIMIT"]),
+        interval=float(settings["MEDIA_PROGRESS_INTERVAL"]),
     )
 
     def on_term(signum: int, _frame: FrameType | None) -> None:
@@ -293,7 +290,7 @@ def main() -> int:
     threading.Thread(target=watch_reader, args=(progress, cwd), daemon=True).start()
 
     try:
-        with YoutubeDL(ydl_options(progress)) as ydl:
+        with YoutubeDL(ydl_options(settings, progress)) as ydl:
             info = ydl.extract_info(args.url, download=True)
     except TooLarge as exc:
         delete_partial(cwd, progress.finished_files, keep_media=False)

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from shared.content.inputs import DEFAULT_MAX_TAGS, read_inputs
+from shared.content.inputs import read_inputs
 from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
 from shared.content.pdf import PdfUnreadable, read_pdf
 from shared.content.video import shows_video
+from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
 
 
@@ -62,8 +62,9 @@ def main() -> int:
     parser.add_argument("--url", required=True)
     args, _ = parser.parse_known_args()
     snapshot = Path("..")
-    max_html = int(os.environ.get("METADATA_MAX_HTML_BYTES", str(5 * 1024 * 1024)))
-    max_tags = int(os.environ.get("METADATA_MAX_TAGS", str(DEFAULT_MAX_TAGS)))
+    settings = hook_settings(__file__)
+    max_html = int(settings["METADATA_MAX_HTML_BYTES"])
+    max_tags = int(settings["METADATA_MAX_TAGS"])
     inputs = read_inputs(snapshot, args.url, max_html, max_tags)  # the parse never sees more
     post = reddit_post(snapshot)
     reddit = reddit_metadata(post) if post is not None else None

@@ -29,13 +29,13 @@ capture; navigate.json's `settle` says whether it did and how long it took.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Literal
 
 from shared import pageclient as pc
 from shared.content.no_archive import declined_by_headers, declined_by_html
+from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import http_code
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
 
@@ -95,10 +95,11 @@ def meta_tags(page: pc.PageClient, timeout: float) -> bytes:
 
 def main() -> int:
     url, timeout = pc.hook_args()
-    wait_until = os.environ.get("NAVIGATE_WAIT_UNTIL", "load")
-    settle_ms = int(os.environ.get("NAVIGATE_SETTLE_MS", "5000"))
-    quiet_ms = int(os.environ.get("NAVIGATE_QUIET_MS", "300"))
-    respect = os.environ.get("NAVIGATE_RESPECT_NO_ARCHIVE", "true").strip().lower() == "true"
+    settings = hook_settings(__file__)
+    wait_until = str(settings["NAVIGATE_WAIT_UNTIL"])
+    settle_ms = int(settings["NAVIGATE_SETTLE_MS"])
+    quiet_ms = int(settings["NAVIGATE_QUIET_MS"])
+    respect = bool(settings["NAVIGATE_RESPECT_NO_ARCHIVE"])
     why: str | None = None
     try:
         with pc.PageClient() as page:

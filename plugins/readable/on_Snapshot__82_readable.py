@@ -5,11 +5,16 @@ present and not an HTTP error page (shared.content.inputs). For Reddit links who
 reddit plugin turned into `../reddit/thread.html` (post and comments), that is the article.
 Otherwise the elements each version hides are removed (shared.content.visible), then
 trafilatura, readability-lxml and jusText vote on both versions and the candidate the others
-agree with most wins (shared.content.extract). The article is sanitized with nh3
-after its URLs are resolved against the final URL (shared.content.sanitize) and written as
-`article.html`; its canonical text (shared.content.canonical) is `text.txt` and the Text
-record that fills the search index. No article found: the whole page's visible text is
-indexed instead (and is `text.txt`), with no `article.html`. `readable.json` says which
+agree with most wins (shared.content.extract); its text is the search text, and for
+reading it is taken again with its images (`illustrated`). Those images are copied into
+`images/` through the address-checked fetch (article_images.py: at most READABLE_MAX_IMAGES,
+raster types only), then the article is sanitized with nh3 after its URLs are resolved
+against the final URL, each image pointing at its copy and one without a copy dropped
+(shared.content.sanitize: the reader view shows this as it is and never loads anything from
+the archived site), and written as `article.html`; its canonical text
+(shared.content.canonical) is `text.txt` and the Text record that fills the search index.
+No article found: the whole page's visible text is indexed instead (and is `text.txt`),
+with no `article.html`. `readable.json` says which
 extractor and source won and the votes. A PDF document (`../fetch/body.pdf`) is its own
 article: its pages' text and title (shared.content.pdf; Chromium's PDF viewer holds none of
 it). No HTML and no PDF: `skipped`.
@@ -19,15 +24,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
+from article_images import ImageLimits, copy_images
+
 from shared.content.canonical import canonical_text
-from shared.content.extract import Source, extract_article, page_text
-from shared.content.inputs import DEFAULT_MAX_TAGS, read_inputs
+from shared.content.extract import Source, extract_article, illustrated, page_text
+from shared.content.inputs import read_inputs
 from shared.content.pdf import PdfDocument, PdfUnreadable, read_pdf
-from shared.content.sanitize import sanitize_html
+from shared.content.sanitize import image_sources, sanitize_html
+from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, TextRecord, emit
 
 
@@ -35,9 +42,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
     args, _ = parser.parse_known_args()
-    limit = int(os.environ.get("READABLE_MAX_TEXT_CHARS", "200000"))
-    cap = int(os.environ.get("READABLE_MAX_HTML_BYTES", "20000000"))
-    tags = int(os.environ.get("READABLE_MAX_TAGS", str(DEFAULT_MAX_TAGS)))
+    settings = hook_settings(__file__)
+    limit = int(settings["READABLE_MAX_TEXT_CHARS"])
+    cap = int(settings["READABLE_MAX_HTML_BYTES"])
+    tags = int(settings["READABLE_MAX_TAGS"])
     snapshot = Path("..")
     inputs = read_inputs(snapshot, args.url, cap, tags)
     thread = snapshot / "reddit" / "thread.html"
@@ -51,7 +59,10 @@ def main() -> int:
     if inputs.cut:
         info["cut"] = list(inputs.cut)
     article_html, what = "", "article"
-    doc = _pdf(pdf, limit or cap, info) if pdf.is_file() and not thread.is_file() else None
+    reading_html = ""  # the article with its images, when they differ (illustrated)
+    doc = None
+    if pdf.is_file() and not thread.is_file():
+        doc = _pdf(pdf, int(settings["READABLE_MAX_PDF_PAGES"]), limit or cap, info)
     if thread.is_file():
         article_html = thread.read_text(encoding="utf-8")
         info.update(extractor="reddit-json", source="reddit")
@@ -64,15 +75,29 @@ def main() -> int:
         article = extract_article(sources)
         article_html = article.html if article else ""
         if article:
+            reading_html = illustrated(article)
             info.update(extractor=article.extractor, source=article.source, votes=article.votes)
     else:
         why = "; ".join(inputs.skipped) or "no HTML captured"
         emit(ArchiveResultRecord(status="skipped", output_str=why))
         return 0
     if article_html:
-        safe = sanitize_html(article_html, inputs.final_url)
+        text = canonical_text(sanitize_html(article_html, inputs.final_url))
+        reading = reading_html or article_html
+        copies = copy_images(
+            image_sources(reading, inputs.final_url),
+            ImageLimits(
+                int(settings["READABLE_MAX_IMAGES"]),
+                int(settings["READABLE_MAX_IMAGE_BYTES"]),
+                float(settings["READABLE_IMAGES_SECONDS"]),
+            ),
+            user_agent=str(settings["USER_AGENT"]),
+            allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
+        )
+        if copies:
+            info["images"] = len(copies)
+        safe = sanitize_html(reading, inputs.final_url, copies)
         Path("article.html").write_text(safe, encoding="utf-8")
-        text = canonical_text(safe)
     elif doc is not None:
         text = ""
     else:
@@ -88,10 +113,10 @@ def main() -> int:
     return 0
 
 
-def _pdf(path: Path, max_chars: int, info: dict[str, object]) -> PdfDocument | None:
+def _pdf(path: Path, pages: int, max_chars: int, info: dict[str, object]) -> PdfDocument | None:
     """The fetched PDF's text and title, None (the reason in info) when it cannot be read."""
     try:
-        return read_pdf(path, int(os.environ.get("READABLE_MAX_PDF_PAGES", "300")), max_chars)
+        return read_pdf(path, pages, max_chars)
     except PdfUnreadable as exc:
         info["pdf_error"] = str(exc)[:300]
         return None

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from shared.content.reddit import (
 )
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.warc import WarcLog
+from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, FileRecord, emit
 
@@ -152,26 +152,21 @@ def main() -> int:
     if not is_reddit(args.url):
         emit(ArchiveResultRecord(status="skipped", output_str="not a Reddit link"))
         return 0
-    env = os.environ
-    old = env.get("REDDIT_OLD_BASE", "https://old.reddit.com")
-    www = env.get("REDDIT_WWW_BASE", "https://www.reddit.com")
-    json_base = env.get("REDDIT_JSON_BASE", "https://www.reddit.com")
-    each = float(env.get("REDDIT_REQUEST_TIMEOUT", "15"))
+    settings = hook_settings(__file__)
+    old = str(settings["REDDIT_OLD_BASE"])
+    www = str(settings["REDDIT_WWW_BASE"])
+    json_base = str(settings["REDDIT_JSON_BASE"])
+    each = float(settings["REDDIT_REQUEST_TIMEOUT"])
     limits = FetchLimits(
         total_timeout=each,
         header_timeout=each,
         idle_timeout=min(each, 10.0),
         connect_timeout=min(each, 10.0),
-        max_bytes=int(env.get("REDDIT_MAX_BYTES", str(20 * 1024 * 1024))),
+        max_bytes=int(settings["REDDIT_MAX_BYTES"]),
         max_redirects=5,
     )
-    allow_private = env.get("ALLOW_PRIVATE_TARGETS", "false").strip().lower() in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    )
-    fetcher = Fetcher(limits, env.get("USER_AGENT", "DiscourseLinkArchiver/1.0"), allow_private)
+    allow_private = bool(settings["ALLOW_PRIVATE_TARGETS"])
+    fetcher = Fetcher(limits, str(settings["USER_AGENT"]), allow_private)
     html_source, attempts = html_page(fetcher, args.url, [("old.reddit", old), ("www.reddit", www)])
     json_ok = False
     if thread_path(args.url):

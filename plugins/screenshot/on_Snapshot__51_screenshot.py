@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from shared import pageclient as pc
+from shared.hooks.config import hook_settings
 
 
 def capture(page: pc.PageClient, url: str, timeout: float) -> str:
-    max_height = int(os.environ.get("SCREENSHOT_MAX_HEIGHT", "16000"))
+    max_height = int(hook_settings(__file__)["SCREENSHOT_MAX_HEIGHT"])
     shot = page.screenshot("screenshot.png", timeout=timeout, max_height=max_height)
     cut = f" (cut from {shot['page_height']} px)" if shot["clipped"] else ""
     return f"screenshot.png {shot['width']}x{shot['height']}{cut}"

@@ -1,8 +1,8 @@
 """How things read on the page: human dates, short URLs with Unicode domains, statuses.
 
-Everything here returns plain text (Jinja escapes it) except ``highlight``,
-``reader_html`` and the bits of list pages (``when``, ``status_pill``, ``link_item``), which
-escape or sanitize every value first and only then add markup.
+Everything here returns plain text (Jinja escapes it) except ``highlight`` and the bits of
+list pages (``when``, ``status_pill``, ``link_item``), which escape every value first and
+only then add markup.
 """
 
 from __future__ import annotations
@@ -12,52 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import nh3
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
 from shared.links.urlparts import supported_scheme
-
-READER_TAGS = {
-    "p",
-    "br",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "ul",
-    "ol",
-    "li",
-    "blockquote",
-    "pre",
-    "code",
-    "em",
-    "strong",
-    "b",
-    "i",
-    "u",
-    "s",
-    "sub",
-    "sup",
-    "a",
-    "table",
-    "thead",
-    "tbody",
-    "tr",
-    "th",
-    "td",
-    "figure",
-    "figcaption",
-    "hr",
-    "dl",
-    "dt",
-    "dd",
-    "small",
-    "mark",
-}
-"""The reader view keeps structure and links; no images, media, forms, frames or styles."""
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -223,19 +181,6 @@ def highlight(snippet: str | None) -> Markup:
 def snippet_json(snippet: str | None) -> str:
     """The snippet for JSON: HTML-escaped text with matches in <mark>…</mark>."""
     return str(highlight(snippet))
-
-
-def reader_html(article: str) -> Markup:
-    """An archived article, sanitized again here: structure and http(s) links only."""
-    cleaned = nh3.clean(
-        article,
-        tags=READER_TAGS,
-        attributes={"a": {"href", "title"}, "td": {"colspan", "rowspan"}, "th": {"colspan"}},
-        url_schemes={"http", "https"},
-        link_rel="noopener noreferrer nofollow ugc",
-        strip_comments=True,
-    )
-    return Markup(cleaned)
 
 
 def badges(link: dict[str, Any]) -> list[str]:

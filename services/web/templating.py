@@ -16,7 +16,6 @@ TEMPLATES.env.filters.update(present.FILTERS)
 TEMPLATES.env.globals.update(
     display_status=present.display_status,
     badges=present.badges,
-    reader_html=present.reader_html,
     when=present.when,
     status_pill=present.status_pill,
     link_item=present.link_item,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -89,8 +90,9 @@ class PluginConfig:
             return env[fallback]
         return None
 
-    def resolve(self, env: Mapping[str, str]) -> dict[str, Any]:
-        """Every declared setting plus `<P>_TIMEOUT`/`<P>_ENABLED`, typed and schema-validated."""
+    def values(self, env: Mapping[str, str]) -> dict[str, Any]:
+        """Every declared setting, typed: its env value (following `x-fallback`), else the
+        default config.json declares. Not validated against the schema (`resolve` is)."""
         values: dict[str, Any] = {}
         for name, spec in self.properties.items():
             raw = self._raw(env, name)
@@ -98,6 +100,11 @@ class PluginConfig:
                 values[name] = _coerce(name, raw, spec)
             elif "default" in spec:
                 values[name] = spec["default"]
+        return values
+
+    def resolve(self, env: Mapping[str, str]) -> dict[str, Any]:
+        """Every declared setting plus `<P>_TIMEOUT`/`<P>_ENABLED`, typed and schema-validated."""
+        values = self.values(env)
         try:
             jsonschema.Draft202012Validator(dict(self.schema)).validate(values)
         except jsonschema.ValidationError as e:
@@ -179,3 +186,14 @@ def load_plugin_config(plugin_dir: Path) -> PluginConfig:
     except FileNotFoundError:
         return PluginConfig(plugin_dir.name)
     return _load(path, mtime)
+
+
+def hook_settings(hook_file: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A hook's settings, typed: the environment (where the runner lays every resolved
+    setting) over the defaults its plugin's config.json declares, the one place a plugin's
+    defaults live. `hook_file` is the hook's `__file__`. The schema is not checked again
+    (the runner did; checking costs ~6 ms a hook)."""
+    path = Path(hook_file).resolve().parent / "config.json"
+    schema = json.loads(path.read_text())
+    config = PluginConfig(path.parent.name, schema.get("properties", {}), schema)
+    return config.values(os.environ if env is None else env)

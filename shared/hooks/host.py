@@ -53,6 +53,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.errors",
     "shared.fetching.exchange",
     "shared.fetching.warc",
+    "shared.hooks.config",
     "shared.hooks.error_codes",
     "shared.hooks.records",
     "shared.links.urlparts",

@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 
 from bench.extraction_scores import shingle_counts
-from shared.content.extract import Candidate, Source, choose, extract_article, page_text
+from shared.content.canonical import canonical_text
+from shared.content.extract import (
+    Candidate,
+    Source,
+    choose,
+    extract_article,
+    illustrated,
+    page_text,
+)
 
 PARAS = [
     "The city council voted on Tuesday to expand the bicycle network across the river, "
@@ -38,6 +46,16 @@ def test_article_is_found_and_boilerplate_left_out():
     assert "All rights reserved" not in article.text
     assert article.source == "raw"
     assert set(article.votes) >= {"raw/trafilatura-precision", "raw/readability"}
+
+
+def test_the_article_for_reading_has_its_images_and_the_same_text():
+    figure = '<figure><img src="/lanes.jpg" alt="New lanes"></figure>'
+    page = PAGE.replace(f"<p>{PARAS[1]}</p>", f"<p>{PARAS[1]}</p>{figure}")
+    article = extract_article([Source("raw", page)])
+    assert article is not None and "<img" not in article.html
+    reading = illustrated(article)
+    assert '<img src="/lanes.jpg"' in reading
+    assert canonical_text(reading) == article.text
 
 
 def test_no_article_in_an_empty_page():

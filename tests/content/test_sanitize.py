@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import lxml.html
 
-from shared.content.sanitize import sanitize_html
+from shared.content.sanitize import image_sources, sanitize_html
 
 BASE = "https://example.org/news/story.html"
 
@@ -14,14 +14,25 @@ def tree(html: str) -> lxml.html.HtmlElement:
 
 
 def test_relative_urls_are_resolved_against_the_final_url_before_the_allowlist():
-    out = tree(sanitize_html('<p><a href="../a?x=1#f">a</a><img src="pic.png" alt="p"></p>', BASE))
+    html = '<p><a href="../a?x=1#f">a</a><img src="pic.png" alt="p"></p>'
+    assert image_sources(html, BASE) == ["https://example.org/news/pic.png"]
+    out = tree(sanitize_html(html, BASE, {"https://example.org/news/pic.png": "images/1.png"}))
     assert out.find(".//a").get("href") == "https://example.org/a?x=1#f"
-    assert out.find(".//img").get("src") == "https://example.org/news/pic.png"
+    assert out.find(".//img").get("src") == "images/1.png"
 
 
 def test_lazy_image_gets_its_real_source():
-    out = tree(sanitize_html('<img data-src="/big.jpg" alt="x">', BASE))
-    assert out.find(".//img").get("src") == "https://example.org/big.jpg"
+    html = '<img data-src="/big.jpg" alt="x"><img src="/big.jpg">'
+    assert image_sources(html, BASE) == ["https://example.org/big.jpg"]  # each once
+    out = tree(sanitize_html(html, BASE, {"https://example.org/big.jpg": "images/1.jpg"}))
+    assert [i.get("src") for i in out.iter("img")] == ["images/1.jpg", "images/1.jpg"]
+
+
+def test_an_image_without_a_copy_is_dropped_never_hot_linked():
+    html = '<p>before<img src="https://cdn.example/a.png" alt="a">after</p><img src="b.png">'
+    out = sanitize_html(html, BASE, {"https://example.org/news/b.png": "images/1.png"})
+    assert out == '<p>beforeafter</p><img src="images/1.png">'
+    assert "<img" not in sanitize_html(html, BASE)
 
 
 def test_style_class_id_and_handlers_are_stripped():
@@ -48,7 +59,7 @@ def test_dangerous_elements_are_dropped_with_their_content():
 
 def test_links_open_in_a_new_tab_without_referrer_or_opener():
     a = tree(sanitize_html('<a href="/x" target="_self" rel="author">x</a>', BASE)).find(".//a")
-    assert a.get("rel") == "noopener noreferrer"
+    assert a.get("rel") == "noopener noreferrer nofollow ugc"
     assert a.get("target") == "_blank"
     assert a.get("referrerpolicy") == "no-referrer"
 

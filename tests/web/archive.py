@@ -1,7 +1,8 @@
 """A small archive built through the writer's real apply path, for the web's tests.
 
 Links (ids in order of creation):
-  1 reddit thread, archived, hostile title, screenshot + raw HTML + article, quoted once
+  1 reddit thread, archived, hostile title, screenshot + raw HTML + article (the readable
+    plugin's sanitised output of a hostile article, with one image copied), quoted once
   2 a page that answered 404: failed, E_FETCH_HTTP_404
   3 a page on a non-allowlisted domain: skipped (never listed)
   4 an IDN domain (bücher.de), archived, text about sourdough
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.writer.db import open_db
+from shared.content.sanitize import sanitize_html
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -40,6 +42,8 @@ HOSTILE_ARTICLE = (
     '<a href="javascript:window.__pwned=1">click</a>'
     '<a href="https://example.org/ok">a real link</a>'
     '<iframe src="javascript:window.__pwned=1"></iframe><style>body{display:none}</style>'
+    '<figure><img src="/pics/loaf.png" alt="A loaf"></figure>'
+    '<img src="https://tracker.example/pixel.gif" alt="not copied">'
 )
 
 
@@ -72,6 +76,12 @@ def page_png(width: int = 800, height: int = 500) -> bytes:
 
 
 PNG = page_png()
+LOAF = page_png(120, 80)
+ARTICLE = sanitize_html(
+    HOSTILE_ARTICLE, REDDIT, {"https://www.reddit.com/pics/loaf.png": "images/1.png"}
+)
+"""What the readable plugin writes for HOSTILE_ARTICLE: the loaf's copy kept, the tracker
+pixel (not copied) dropped."""
 FETCH = "on_Snapshot__61_fetch.py"
 META = "on_Snapshot__81_metadata.py"
 
@@ -121,7 +131,8 @@ def files() -> list[StoredFile]:
             b"<html><script>window.__pwned=1</script>raw</html>",
             "text/html",
         ),
-        StoredFile("archives/1/s/readable/article.html", HOSTILE_ARTICLE.encode(), "text/html"),
+        StoredFile("archives/1/s/readable/article.html", ARTICLE.encode(), "text/html"),
+        StoredFile("archives/1/s/readable/images/1.png", LOAF, "image/png"),
     ]
 
 
@@ -137,7 +148,8 @@ def build(db_path: Path) -> Harness:
         _artifact("screenshot", "screenshot", "screenshot.png", PNG, "image/png", 1),
         _artifact("fetch", "raw_response", "body.html",
                   stored["archives/1/s/fetch/body.html"].data, "text/html", 1),
-        _artifact("readable", "article", "article.html", HOSTILE_ARTICLE.encode(), "text/html", 1),
+        _artifact("readable", "article", "article.html", ARTICLE.encode(), "text/html", 1),
+        _artifact("readable", "article_image", "images/1.png", LOAF, "image/png", 1),
         MetadataRecord(title=HOSTILE_TITLE, description="How to keep a starter <b>alive</b>",
                        author="u/baker", site_name="reddit"),
         TextRecord(text=HOSTILE_TEXT),

@@ -16,7 +16,12 @@ async def test_home_lists_archives_newest_first_and_never_skipped_links(
     first = body["links"][2]
     assert set(first) >= {"id", "url", "title", "domain", "status", "last_archived_at", "artifacts"}
     assert first["title"] == HOSTILE_TITLE
-    assert {a["kind"] for a in first["artifacts"]} == {"screenshot", "raw_response", "article"}
+    assert {a["kind"] for a in first["artifacts"]} == {
+        "screenshot",
+        "raw_response",
+        "article",
+        "article_image",
+    }
     shot = next(a for a in first["artifacts"] if a["kind"] == "screenshot")
     assert set(shot) >= {"kind", "url", "sha256", "bytes", "content_type"}
     assert shot["url"] == f"/artifacts/{shot['id']}" and shot["content_type"] == "image/png"
@@ -66,7 +71,7 @@ async def test_link_json_has_urls_provenance_snapshots_and_attempts(
     assert snap["status"] == "succeeded"
     assert {r["plugin"] for r in snap["results"]} == {"fetch", "metadata"}
     assert set(snap["results"][0]) >= {"plugin", "status", "error", "attempt"}
-    assert len(snap["artifacts"]) == 3
+    assert len(snap["artifacts"]) == 4
     failed = (await client.get("/links/2.json")).json()["snapshots"][0]["results"][0]
     assert failed["error"] == "HTTP 404 Not Found" and failed["error_code"] == "E_FETCH_HTTP_404"
 

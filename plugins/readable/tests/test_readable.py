@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import lxml.html
+import pytest
 
 from shared.hooks.records import ArchiveResultRecord, HookRecord, TextRecord, parse_record
+from testkit.httpserver import FixtureServer, Reply
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__82_readable.py"
 PARAS = [
@@ -31,12 +35,18 @@ ARTICLE = (
 )
 
 
-def run(tmp_path: Path, raw: str | None = None, rendered: str | None = None) -> list[HookRecord]:
+def run(
+    tmp_path: Path,
+    raw: str | None = None,
+    rendered: str | None = None,
+    final_url: str = "https://news.example/2024/flood.html",
+    **env: str,
+) -> list[HookRecord]:
     for folder in ("fetch", "dom", "navigate", "readable"):
         (tmp_path / folder).mkdir(parents=True, exist_ok=True)
     if raw is not None:
         (tmp_path / "fetch" / "body.html").write_text(raw)
-        meta = {"status": 200, "final_url": "https://news.example/2024/flood.html"}
+        meta = {"status": 200, "final_url": final_url}
         (tmp_path / "fetch" / "headers.json").write_text(json.dumps(meta))
     if rendered is not None:
         (tmp_path / "dom" / "dom.html").write_text(rendered)
@@ -46,6 +56,7 @@ def run(tmp_path: Path, raw: str | None = None, rendered: str | None = None) -> 
         capture_output=True,
         timeout=120,
         check=True,
+        env={**os.environ, **env},
     )
     return [parse_record(line) for line in proc.stdout.splitlines() if line.strip()]
 
@@ -63,7 +74,7 @@ def test_article_is_extracted_sanitized_and_indexed(tmp_path: Path) -> None:
     links = lxml.html.fragment_fromstring(article, create_parent="div").findall(".//a")
     for a in links:  # resolved against the final URL (fetch's), opened safely
         assert a.get("href", "").startswith("https://news.example/")
-        assert a.get("rel") == "noopener noreferrer" and a.get("target") == "_blank"
+        assert a.get("rel") == "noopener noreferrer nofollow ugc" and a.get("target") == "_blank"
     info = json.loads((out / "readable.json").read_text())
     assert info["source"] in ("rendered", "raw") and info["extractor"]
     assert info["final_url"] == "https://news.example/2024/flood.html"
@@ -99,6 +110,7 @@ def test_files_are_declared_as_article_and_text() -> None:
 
     config = load_plugin_config(HOOK.parent)
     assert config.artifact_kind("article.html") == "article"
+    assert config.artifact_kind("images/3.png") == "article_image"
     assert config.artifact_kind("text.txt") == "text"
     assert content_type("article.html") == "text/html"
     assert content_type("text.txt") == "text/plain"
@@ -128,3 +140,73 @@ def test_an_unreadable_pdf_falls_back_to_the_page(tmp_path: Path) -> None:
     assert final.status == "succeeded" and final.output_str.startswith("article, ")
     info = json.loads((tmp_path / "readable" / "readable.json").read_text())
     assert info["pdf_error"] and info["extractor"] != "pypdf"
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(200)
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>x()</script></svg>'
+
+
+def illustrated(base: str) -> str:
+    figures = (
+        f'<figure><img src="/img/a.png" alt="the bridge"><figcaption>Bridge</figcaption></figure>'
+        f'<p>{PARAS[0]}<img data-src="{base}/img/b.gif" alt="lazy"></p>'
+        '<p><img src="/img/vector.svg" alt="svg"><img src="/img/missing.png" alt="gone">'
+        '<img src="/img/huge.png" alt="huge"><img src="/img/a.png" alt="again"></p>'
+    )
+    return (
+        f"<html><body><article><h1>River closes bridge</h1>{figures}"
+        + "".join(f"<p>{p}</p>" for p in PARAS[1:])
+        + "</article></body></html>"
+    )
+
+
+@pytest.fixture(scope="module")
+def images_site() -> Iterator[FixtureServer]:
+    with FixtureServer() as server:
+        server.routes["/img/a.png"] = Reply(PNG, headers={"Content-Type": "image/png"})
+        server.routes["/img/b.gif"] = Reply(
+            b"GIF89a" + bytes(50), headers={"Content-Type": "image/gif"}
+        )
+        server.routes["/img/vector.svg"] = Reply(SVG, headers={"Content-Type": "image/svg+xml"})
+        server.routes["/img/huge.png"] = Reply(
+            PNG + bytes(5000), headers={"Content-Type": "image/png"}
+        )
+        yield server
+
+
+def test_the_article_shows_our_copies_of_its_images(
+    tmp_path: Path, images_site: FixtureServer
+) -> None:
+    """Raster images are copied through the checked fetch and the article points at the
+    copies; an SVG, a missing image and one past the byte cap are left out, never linked
+    to the site."""
+    page = illustrated(images_site.base)
+    run(
+        tmp_path,
+        raw=page,
+        final_url=images_site.base + "/2024/flood.html",
+        ALLOW_PRIVATE_TARGETS="true",
+        READABLE_MAX_IMAGE_BYTES="1000",
+    )
+    out = tmp_path / "readable"
+    root = lxml.html.fragment_fromstring((out / "article.html").read_text(), create_parent="div")
+    shown = {img.get("alt"): img.get("src") for img in root.iter("img")}
+    assert shown == {"the bridge": "images/1.png", "lazy": "images/2.gif", "again": "images/1.png"}
+    assert (out / "images" / "1.png").read_bytes() == PNG
+    assert sorted(p.name for p in (out / "images").iterdir()) == ["1.png", "2.gif"]
+    assert json.loads((out / "readable.json").read_text())["images"] == 2
+
+
+def test_images_at_a_refused_address_are_left_out(
+    tmp_path: Path, images_site: FixtureServer
+) -> None:
+    """In production mode the fixture's loopback address is refused: no copy, no image."""
+    run(
+        tmp_path,
+        raw=illustrated(images_site.base),
+        final_url=images_site.base + "/2024/flood.html",
+        ALLOW_PRIVATE_TARGETS="false",
+    )
+    out = tmp_path / "readable"
+    assert "<img" not in (out / "article.html").read_text()
+    assert not (out / "images").exists()
