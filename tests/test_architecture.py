@@ -73,6 +73,8 @@ PLUGIN_MAY_IMPORT = (
     "shared.links.urlparts",
     "shared.content",
     "shared.pageclient",
+    "shared.platforms",
+    "shared.cookies",
 )
 """The shared modules a plugin's hooks may import: the hook record contract, the error-code
 table (retry policy), the plugin's settings (`hook_settings`: its config.json defaults under
@@ -80,10 +82,13 @@ the environment), the capture target policy, the error types, the safe fetching 
 target (checked-address connects, caps, WARC), URL parsing (credential stripping), and
 shared.content (the pure extraction, sanitization, canonical-text and metadata functions the
 metadata, readable and reddit hooks call, kept there so they are typed strictly, unit-tested
-and preloaded in the hook host), and shared.pageclient (the page protocol client of browser
-hooks). Hooks run as separate processes under the runner, so the
-rest of ``shared`` (bus, S3, settings, the runner itself) is not theirs to use; a plugin
-that needs more widens this list on purpose, in review."""
+and preloaded in the hook host), shared.pageclient (the page protocol client of browser
+hooks), shared.platforms (the platform chains, the post shape and yt-dlp's failures, which
+the platform plugins and the media hook call, and a liveness check will call too) and
+shared.cookies (an operator's per-site cookies, for yt-dlp). Hooks run as separate
+processes under the runner, so the rest of ``shared`` (bus, S3, settings, the runner
+itself) is not theirs to use; a plugin that needs more widens this list on purpose, in
+review."""
 
 
 def _hook_files(plugin: Path) -> list[Path]:

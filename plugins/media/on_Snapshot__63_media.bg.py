@@ -30,15 +30,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import media_errors
-import media_guard
 import media_transcript
 from yt_dlp import YoutubeDL
 from yt_dlp.utils import DownloadCancelled
 
 from shared.errors import TargetRefused
+from shared.fetching import socket_guard
 from shared.hooks.config import hook_settings
+from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
+from shared.platforms.ytdlp import StderrLogger
+from shared.platforms.ytdlp_errors import classify
 from shared.targets import check_target
 
 METADATA_SUFFIXES = (".info.json", ".description", ".vtt", ".srt", ".ass", ".ttml")
@@ -233,28 +235,11 @@ def ydl_options(settings: dict[str, Any], progress: Progress) -> dict[str, Any]:
         "quiet": True,
         "no_warnings": False,
         "color": {"stderr": "no_color", "stdout": "no_color"},
-        "logger": _StderrLogger(),
+        "logger": StderrLogger(),
         "ffmpeg_location": os.environ.get("FFMPEG_BINARY") or None,
         "cachedir": False,
         "noplaylist": False,
     }
-
-
-class _StderrLogger:
-    """yt-dlp's messages go to stderr (kept as the hook's log), never to stdout."""
-
-    def debug(self, msg: str) -> None:
-        if not msg.startswith("[debug] "):
-            print(msg, file=sys.stderr)
-
-    def info(self, msg: str) -> None:
-        print(msg, file=sys.stderr)
-
-    def warning(self, msg: str) -> None:
-        print(msg, file=sys.stderr)
-
-    def error(self, msg: str) -> None:
-        print(msg, file=sys.stderr)
 
 
 def fail(code: str, message: str, *, soft: bool) -> int:
@@ -275,7 +260,7 @@ def main() -> int:
     except TargetRefused as exc:
         return fail("E_MEDIA_REFUSED", f"refused target {args.url}: {exc}", soft=True)
     if not allow_private:
-        media_guard.install()
+        socket_guard.install()
 
     progress = Progress(
         limit=int(settings["MAX_BYTES_HARD_LIMIT"]),
@@ -302,11 +287,12 @@ def main() -> int:
         return fail("E_MEDIA_STOPPED", str(exc), soft=False)
     except Exception as exc:  # yt-dlp's DownloadError and whatever it wraps
         delete_partial(cwd, progress.finished_files, keep_media=False)
-        refused = media_guard.refused_error(exc)
+        refused = socket_guard.refused_error(exc)
         if refused is not None:
             return fail("E_MEDIA_REFUSED", str(refused), soft=True)
-        failure = media_errors.classify(exc)
-        return fail(failure.code, failure.message, soft=failure.soft)
+        failure = classify(exc)
+        code = failure.code("MEDIA")
+        return fail(code, failure.message, soft=not retry_worthy(code))
 
     delete_partial(cwd, progress.finished_files | final_files(info), keep_media=True)
     records = media_records(cwd, downloaded=True)

@@ -216,7 +216,7 @@ def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[HookSpec]:
     """The hooks this worker runs for the job (discovered once, passed to the runner): its
     plugin set, narrowed to job.hooks plus the hooks related to those by `reads` (a retried
     fetch re-runs what reads it, and a retried reader gets its sources again)."""
-    hooks = discover_hooks(cfg.plugins_dirs, "Snapshot", enabled_env=cfg.hook_env)
+    hooks = discover_hooks(cfg.plugins_dirs, "Snapshot", enabled_env=cfg.hook_env, url=job.url)
     if job.hooks is not None:
         chosen = {h.key for h in discover_hooks(cfg.plugins_dirs, "Snapshot", only=job.hooks)}
         hooks = with_related(hooks, chosen, plugin_reads(cfg.plugins_dirs))

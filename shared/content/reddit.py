@@ -92,6 +92,9 @@ class Comment:
     created_utc: float | None
     score: int | None
     replies: list[Comment] = field(default_factory=list)
+    id: str = ""
+    body_text: str = ""
+    """The body as the author wrote it (Markdown); `[deleted]` / `[removed]` as shown."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,16 @@ class Thread:
     has_video: bool = False
     """A Reddit-hosted video post (`is_video`, or a `reddit_video` in its media): the writer
     gives such a link a media job."""
+    id: str = ""
+    body_text: str = ""
+    """The self text as the author wrote it (Markdown); `[deleted]` / `[removed]` as shown."""
+    score: int | None = None
+    num_comments: int | None = None
+    removed_by: str | None = None
+    """`removed_by_category`: moderator, deleted, author, reddit, copyright_takedown ..."""
+    images: list[tuple[str, int | None, int | None]] = field(default_factory=list)
+    """Full-size images: a gallery's, an image post's, else the preview's (url, w, h)."""
+    author_id: str | None = None
 
 
 class NotAThread(ValueError):
@@ -154,6 +167,8 @@ def _comments(listing: Any) -> tuple[list[Comment], int]:
                 created_utc=_number(data.get("created_utc")),
                 score=score if isinstance(score, int) else None,
                 replies=replies,
+                id=str(data.get("id") or ""),
+                body_text=str(data.get("body") or ""),
             )
         )
     return found, more
@@ -171,6 +186,35 @@ def _is_video(post: dict[str, Any]) -> bool:
     return isinstance(parents, list) and any(
         isinstance(parent, dict) and _is_video(parent) for parent in parents[:3]
     )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _images(post: dict[str, Any]) -> list[tuple[str, int | None, int | None]]:
+    """A post's images at full size: its gallery's (in order), an i.redd.it image, else its
+    preview's source image."""
+    found: list[tuple[str, int | None, int | None]] = []
+    meta = _dict(post.get("media_metadata"))
+    gallery = _dict(post.get("gallery_data"))
+    order = [i.get("media_id") for i in gallery.get("items") or [] if isinstance(i, dict)]
+    for media_id in order or list(meta):
+        item = meta.get(media_id) if isinstance(media_id, str) else None
+        source = item.get("s") if isinstance(item, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("u"), str):
+            found.append((html.unescape(source["u"]), source.get("x"), source.get("y")))
+    if found:
+        return found
+    link = str(post.get("url_overridden_by_dest") or post.get("url") or "")
+    if post.get("post_hint") == "image" or re.search(r"//i\.redd\.it/", link):
+        return [(link, None, None)]
+    preview = _dict(post.get("preview"))
+    for image in preview.get("images") or []:
+        source = image.get("source") if isinstance(image, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("url"), str):
+            found.append((html.unescape(source["url"]), source.get("width"), source.get("height")))
+    return found[:1]
 
 
 def parse_thread(data: Any) -> Thread:
@@ -197,6 +241,13 @@ def parse_thread(data: Any) -> Thread:
         comments=comments,
         more=more,
         has_video=_is_video(post),
+        id=str(post.get("id") or ""),
+        body_text=str(post.get("selftext") or ""),
+        score=post["score"] if isinstance(post.get("score"), int) else None,
+        num_comments=post["num_comments"] if isinstance(post.get("num_comments"), int) else None,
+        removed_by=str(post["removed_by_category"]) if post.get("removed_by_category") else None,
+        images=_images(post),
+        author_id=str(post["author_fullname"]) if post.get("author_fullname") else None,
     )
 
 

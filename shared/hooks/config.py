@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jsonschema
 
 from shared.errors import ConfigError
+from shared.links.domains import registrable_domain
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook may run when neither `<PLUGIN>_TIMEOUT` nor `TIMEOUT` says otherwise."""
@@ -72,6 +74,16 @@ class PluginConfig:
     """The whole schema, for validation."""
     reads: tuple[str, ...] = ()
     """Plugins whose output this one reads (`"reads"` in config.json; see reads.py)."""
+    domains: tuple[str, ...] = ()
+    """`"x-domains"`: the registrable domains of the links its hooks run for (a platform's
+    plugin); empty: every link."""
+
+    def runs_for(self, url: str) -> bool:
+        """Whether its hooks run for a link (its registrable domain is one of `domains`)."""
+        if not self.domains:
+            return True
+        host = (urlsplit(url).hostname or "").lower()
+        return registrable_domain(host) in self.domains
 
     @property
     def prefix(self) -> str:
@@ -175,7 +187,16 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
     reads = schema.get("reads", [])
     if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
         raise ConfigError(f"{plugin}/config.json: reads must be a list of plugin names")
-    return PluginConfig(plugin, schema.get("properties", {}), schema, tuple(reads))
+    domains = schema.get("x-domains", [])
+    if not isinstance(domains, list) or not all(isinstance(d, str) and d for d in domains):
+        raise ConfigError(f"{plugin}/config.json: x-domains must be a list of domains")
+    return PluginConfig(
+        plugin,
+        schema.get("properties", {}),
+        schema,
+        tuple(reads),
+        tuple(d.lower() for d in domains),
+    )
 
 
 def load_plugin_config(plugin_dir: Path) -> PluginConfig:

@@ -82,21 +82,25 @@ def discover_hooks(
     *,
     only: Collection[str] | None = None,
     enabled_env: Mapping[str, str] | None = None,
+    url: str | None = None,
 ) -> list[HookSpec]:
     """All hooks for `event` under `plugins_dirs`, in run order.
 
     `only` keeps hooks whose plugin name, file name or `<plugin>/<file name>` is listed.
     `enabled_env`, when given, drops plugins switched off by `<PLUGIN>_ENABLED=false`
-    (after layering the plugin's config.json defaults under it).
+    (after layering the plugin's config.json defaults under it). `url`, when given, drops
+    plugins whose `x-domains` do not hold the link's registrable domain.
     """
     hooks: list[HookSpec] = []
     for plugin, folder in plugin_dirs(plugins_dirs).items():
-        if enabled_env is not None:
-            try:
-                if not load_plugin_config(folder).enabled(enabled_env):
-                    continue
-            except ConfigError:
-                pass  # a broken config.json is reported when the hook runs, not hidden here
+        try:
+            config = load_plugin_config(folder)
+            if enabled_env is not None and not config.enabled(enabled_env):
+                continue
+            if url is not None and not config.runs_for(url):
+                continue
+        except ConfigError:
+            pass  # a broken config.json is reported when the hook runs, not hidden here
         for path in sorted(folder.iterdir()):
             parsed = parse_hook_name(path.name, event)
             if parsed is None or not path.is_file():

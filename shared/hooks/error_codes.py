@@ -24,7 +24,7 @@ What = Literal[
     "REMOVED", "GEO_BLOCKED", "LOGIN_REQUIRED", "RATE_LIMITED", "NETWORK", "STOPPED", "SPAWN",
     "CONFIG", "MISSING", "UNRESPONSIVE", "SCRIPT", "BAD_REQUEST", "NAVIGATION", "PROTOCOL",
     "DOWNLOAD", "BROWSER", "NO_BROWSER", "NOT_LOADED", "PDF_DOCUMENT", "HTTP_ERROR",
-    "DEPENDENCY",
+    "DEPENDENCY", "LOGGED_OUT", "CONSENT_WALL", "BAD_ANSWER", "UNAVAILABLE", "NO_POST",
 ]  # fmt: skip
 """The `<WHAT>` of a code: the keys of KINDS (a test keeps the two equal)."""
 
@@ -116,11 +116,39 @@ KINDS: dict[What, ErrorKind] = {
         "blocked", True, "failed", "the site served a block page (403/429, anti-bot) instead"
     ),
     "LOGIN_WALL": ErrorKind("login_wall", False, "failed", "the site served only a login page"),
+    "LOGGED_OUT": ErrorKind(
+        "logged_out",
+        False,
+        "failed",
+        "the operator's cookies for the site were sent and a login wall came back: the session"
+        " expired (renew the site's file in COOKIES_DIR)",
+    ),
+    "CONSENT_WALL": ErrorKind(
+        "consent_wall", False, "failed", "the site served only its consent gate"
+    ),
     "AGE_GATE": ErrorKind("age_gate", False, "failed", "the site served only its over-18 gate"),
     "NOT_FOUND": ErrorKind("not_found", False, "failed", "the page does not exist (any more)"),
+    "BAD_ANSWER": ErrorKind(
+        "bad_answer",
+        True,
+        "failed",
+        "the platform's API answered something unusable (HTML where JSON was expected,"
+        " malformed or empty JSON)",
+    ),
+    "UNAVAILABLE": ErrorKind(
+        "unavailable",
+        True,
+        "failed",
+        "the platform shows the post as unavailable without saying why",
+    ),
+    "NO_POST": ErrorKind(
+        "no_post", False, "failed", "no step of the platform's chain found a post"
+    ),
     "NO_VIDEO": ErrorKind("no_video", False, "failed", "no video on the page (media)"),
-    "PRIVATE": ErrorKind("private", False, "failed", "the video is private (media)"),
-    "REMOVED": ErrorKind("removed", False, "failed", "the video was removed or is unavailable"),
+    "PRIVATE": ErrorKind("private", False, "failed", "the video or post is private or protected"),
+    "REMOVED": ErrorKind(
+        "removed", False, "failed", "the video or post was removed, deleted or suspended"
+    ),
     "GEO_BLOCKED": ErrorKind(
         "geo_blocked", False, "failed", "the video is not available from this location (media)"
     ),

@@ -51,13 +51,17 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.content.sanitize",
     "shared.content.video",
     "shared.errors",
+    "shared.fetching",
     "shared.fetching.exchange",
+    "shared.fetching.socket_guard",
     "shared.fetching.warc",
     "shared.hooks.config",
     "shared.hooks.error_codes",
     "shared.hooks.records",
     "shared.links.urlparts",
     "shared.pageclient",
+    "shared.platforms.ytdlp",
+    "shared.platforms.ytdlp_errors",
     "shared.targets",
 )
 """Modules imported once in the host so hooks find them ready (`module:function` also calls

@@ -6,7 +6,9 @@ Layout
                                     pattern -> kind, first match wins ({"headers.json":
                                     "headers", "body*": "raw_response"}); `*.stderr.log` is
                                     `log`, any other file `<plugin>_file`; a hook's File
-                                    record naming a kind wins; "reads": [plugins it reads]
+                                    record naming a kind wins; "reads": [plugins it reads];
+                                    "x-domains": [registrable domains]: its hooks run only for
+                                    links on these (a platform's plugin; absent: every link)
   plugins/<plugin>/binaries.jsonl   optional, what it needs, one record a line:
                                     {"type": "Binary", "name": "yt-dlp", "binproviders": "pip,env"}
   plugins/<plugin>/on_Snapshot__NN_description[.bg].ext   the hooks (any executable)
@@ -203,7 +205,11 @@ class SnapshotRun:
             list(spec.hooks)
             if spec.hooks is not None
             else discover_hooks(
-                spec.plugins_dirs, "Snapshot", only=spec.only_hooks, enabled_env=spec.env
+                spec.plugins_dirs,
+                "Snapshot",
+                only=spec.only_hooks,
+                enabled_env=spec.env,
+                url=spec.url,
             )
         )
         host = await shared_host() if python_host and any(h.is_python for h in hooks) else None

@@ -84,3 +84,14 @@ def test_fixture_plugins_discover() -> None:
     hooks = discover_hooks([FIXTURES])
     assert hooks == sorted(hooks, key=lambda h: h.sort_key)
     assert all(h.path.is_absolute() and h.path.parent.name == h.plugin for h in hooks)
+
+
+def test_a_plugin_runs_only_for_the_links_of_its_domains(tmp_path: Path) -> None:
+    make(tmp_path, "x", "on_Snapshot__15_x.py")
+    make(tmp_path, "any", "on_Snapshot__16_any.py")
+    (tmp_path / "x" / "config.json").write_text('{"properties": {}, "x-domains": ["x.com"]}')
+    names = [
+        [h.plugin for h in discover_hooks([tmp_path], url=url)]
+        for url in ("https://mobile.x.com/a/status/1", "https://example.org/", None)
+    ]
+    assert names == [["x", "any"], ["any"], ["x", "any"]]

@@ -192,8 +192,8 @@ def test_the_guard_refuses_a_private_address_reached_after_a_public_check(
 ) -> None:
     """yt-dlp's own connections are checked: a public-looking start cannot lead to loopback."""
     script = (
-        "import sys, media_guard, yt_dlp;"
-        "media_guard.install();"
+        "import sys, yt_dlp; from shared.fetching import socket_guard;"
+        "socket_guard.install();"
         "y = yt_dlp.YoutubeDL({'quiet': True});"
         "y.urlopen(sys.argv[1])"
     )

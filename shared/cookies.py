@@ -1,0 +1,134 @@
+"""An operator's logins for a site: Netscape `cookies.txt` files, one per registrable domain,
+in COOKIES_DIR (`COOKIES_DIR/x.com.txt`, `COOKIES_DIR/instagram.com.txt`).
+
+A link's cookies are those of the file named after its registrable domain, and of that
+file only the cookies of that domain (a line for another site in it is ignored). The
+archiver gives them to the link's browser context (so the browser sends them to that
+site's requests and no other), a platform hook to yt-dlp for that site. Their values are
+secrets: `CookieSet` never shows them (repr, logs), `scrub` removes them from anything
+about to be written, and the file handed to yt-dlp lives outside every folder that is
+uploaded and is deleted after use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.cookiejar
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from shared.links.domains import registrable_domain
+
+log = logging.getLogger(__name__)
+
+REDACTED = "[redacted]"
+HTTPONLY = "HTTPOnly"
+"""The attribute http.cookiejar gives a cookie read from a `#HttpOnly_` line."""
+MIN_SECRET_CHARS = 6
+"""Values shorter than this are not scrubbed from text (a `1` or `en` is no secret, and
+replacing it everywhere would garble what is written)."""
+
+
+@dataclass(frozen=True)
+class CookieSet:
+    """The cookies of one site, for one link."""
+
+    site: str
+    """The registrable domain (`x.com`)."""
+    cookies: tuple[http.cookiejar.Cookie, ...] = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"CookieSet(site={self.site!r}, count={len(self.cookies)})"
+
+    def __bool__(self) -> bool:
+        return bool(self.cookies)
+
+    def values(self) -> list[str]:
+        """The secret values (to scrub from what is written)."""
+        return [c.value for c in self.cookies if c.value and len(c.value) >= MIN_SECRET_CHARS]
+
+    def for_playwright(self) -> list[dict[str, Any]]:
+        """The cookies as Playwright's `BrowserContext.add_cookies` takes them: a domain
+        cookie by its domain, a host-only one by its URL (so it goes to that host alone)."""
+        out = []
+        for c in self.cookies:
+            item: dict[str, Any] = {"name": c.name, "value": c.value or ""}
+            host = c.domain.lstrip(".")
+            if c.domain_initial_dot or (c.domain_specified and c.domain.startswith(".")):
+                item.update(domain=c.domain, path=c.path or "/")
+            else:
+                scheme = "https" if c.secure else "http"
+                item["url"] = f"{scheme}://{host}{c.path or '/'}"
+            if c.expires:
+                item["expires"] = float(c.expires)
+            item["secure"] = bool(c.secure)
+            item["httpOnly"] = c.has_nonstandard_attr(HTTPONLY)
+            out.append(item)
+        return out
+
+    def scrub(self, text: str) -> str:
+        """`text` with every cookie value replaced by `[redacted]`."""
+        for value in sorted(self.values(), key=len, reverse=True):
+            text = text.replace(value, REDACTED)
+        return text
+
+    @contextlib.contextmanager
+    def netscape_file(self) -> Iterator[Path]:
+        """The cookies in a Netscape file of their own (mode 0600, in a private temporary
+        folder, deleted on exit): what yt-dlp reads, and may write back to, without touching
+        the operator's file or any uploaded folder."""
+        folder = Path(tempfile.mkdtemp(prefix="dla-cookies-"))
+        path = folder / "cookies.txt"
+        try:
+            jar = http.cookiejar.MozillaCookieJar(str(path))
+            for c in self.cookies:
+                jar.set_cookie(c)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.close(fd)
+            jar.save(ignore_discard=True, ignore_expires=True)
+            yield path
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def site_of(url: str) -> str:
+    """The registrable domain a link's cookies are filed under."""
+    return registrable_domain((urlsplit(url).hostname or "").lower())
+
+
+def _belongs(cookie_domain: str, site: str) -> bool:
+    domain = cookie_domain.lstrip(".").lower()
+    return domain == site or domain.endswith("." + site)
+
+
+def load(cookies_dir: str | Path | None, url: str) -> CookieSet:
+    """The cookies for a link: `<cookies_dir>/<registrable domain>.txt`, that domain's
+    unexpired cookies only. Empty when there is no folder or file; a file that cannot be
+    read is logged (its name, never its content) and counts as none."""
+    site = site_of(url)
+    if not cookies_dir or not site or "/" in site or site.startswith("."):
+        return CookieSet(site, ())
+    path = Path(cookies_dir) / f"{site}.txt"
+    if not path.is_file():
+        return CookieSet(site, ())
+    jar = http.cookiejar.MozillaCookieJar()
+    try:
+        jar.load(str(path), ignore_discard=True, ignore_expires=True)
+    except (OSError, http.cookiejar.LoadError) as exc:
+        log.warning("cookies file %s cannot be read: %s", path, type(exc).__name__)
+        return CookieSet(site, ())
+    now = time.time()
+    # expiry 0 is a session cookie in the files browsers' exporters write
+    kept = tuple(c for c in jar if _belongs(c.domain, site) and not (c.expires and c.expires < now))
+    ignored = len(jar) - len(kept)
+    if ignored:
+        log.info("cookies file %s: %d cookies of other sites ignored", path.name, ignored)
+    return CookieSet(site, kept)

@@ -1,0 +1,46 @@
+"""The post shape: times in UTC, nested posts, the search text, our files, JSON with the
+unknown counts absent."""
+
+from __future__ import annotations
+
+import json
+
+from shared.platforms.post import TEXT_LIMIT, Author, Counts, Post, PostMedia, iso_utc
+
+
+def test_times() -> None:
+    assert iso_utc(1714550400) == "2024-05-01T08:00:00Z"
+    assert iso_utc("1714550400000") == "2024-05-01T08:00:00Z"
+    assert iso_utc("Wed May 01 12:00:00 +0000 2024") == "2024-05-01T12:00:00Z"
+    assert iso_utc("2024-05-01T14:00:00+02:00") == "2024-05-01T12:00:00Z"
+    assert iso_utc("yesterday") is None and iso_utc(None) is None and iso_utc(True) is None
+
+
+def test_nesting_search_text_files_and_the_record() -> None:
+    quoted = Post(
+        platform="x",
+        post_id="2",
+        url="u2",
+        author=Author(name="Bo", handle="bo"),
+        text="quoted words",
+        media=[PostMedia(kind="image", url="i", file="media/2.png")],
+    )
+    post = Post(
+        platform="x",
+        post_id="1",
+        url="u1",
+        author=Author(name="Ada", handle="ada"),
+        text="x" * (TEXT_LIMIT + 5),
+        quoted=quoted,
+        counts=Counts(likes=3),
+        media=[PostMedia(kind="video", url="v", poster_file="media/1.png")],
+        created_at=1714550400,
+        source="syndication",
+    )
+    assert len(post.text) == TEXT_LIMIT and post.text.endswith("…")
+    assert [p.post_id for p in post.walk()] == ["1", "2"]
+    assert "Bo bo\nquoted words" in post.search_text()
+    assert post.files() == ["media/1.png", "media/2.png"] and post.has_video()
+    dumped = post.model_dump_json(exclude_none=True)
+    assert json.loads(dumped)["counts"] == {"likes": 3}  # unknown counts are absent, never 0
+    assert Post.model_validate_json(dumped) == post
