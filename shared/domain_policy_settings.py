@@ -1,7 +1,8 @@
-"""The domain policy settings (seed spec §3.3, §11), shared by every service that decides.
+"""The domain policy settings (seed spec §3.3, §11): ARCHIVE_MODE, DELETABLE_ALLOWLIST,
+EXCLUDE_DOMAINS.
 
-The poller decides for links in posts, the writer and the web for what people submit;
-they read the same three settings so they can never disagree.
+The writer decides with them whether a link is archived (links in posts and submissions);
+the web checks a submission against the same exclusions to answer at once.
 """
 
 from __future__ import annotations

@@ -28,7 +28,9 @@ class Message(BaseModel):
 
 
 class LinkOccurrence(BaseModel):
-    """One link found in one post, with every form of its URL and the policy decision."""
+    """One link found in one post, with every form of its URL. (Whether it is archived the
+    writer decides from its own settings; `policy`/`policy_reason` are the poller's view,
+    not read by the writer.)"""
 
     model_config = ConfigDict(extra="forbid")
 

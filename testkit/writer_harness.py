@@ -13,7 +13,8 @@ from services.writer.apply import BatchResult, Item, apply_batch
 from services.writer.job_policy import Policy
 from services.writer.scheduler import Limits
 from shared.hooks.records import HookRecord
-from shared.links import CanonicalUrl, canonicalize
+from shared.links import CanonicalUrl, DomainPolicy, canonicalize
+from shared.links.policy import DEFAULT_EXCLUDE
 from shared.messages import (
     CaptureDone,
     CaptureEvent,
@@ -36,6 +37,10 @@ from shared.subjects import (
 )
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+SKIPPED_SITE = "skipped.example"
+TEST_DOMAINS = DomainPolicy(mode="all", exclude=frozenset(DEFAULT_EXCLUDE) | {SKIPPED_SITE})
+"""The harness's domain policy (the writer decides from its own): every site but the default
+exclusions and SKIPPED_SITE, the fixture site tests show skipped."""
 
 SUBJECT = {
     "FeedPost": FEED_POST,
@@ -51,10 +56,9 @@ SUBJECT = {
 }
 
 
-def occ(
-    url: str, *, in_quote: bool = False, policy: str = "archive", reason: str = ""
-) -> LinkOccurrence:
-    """A link occurrence as the poller would send it."""
+def occ(url: str, *, in_quote: bool = False) -> LinkOccurrence:
+    """A link occurrence as the poller would send it (whether it is archived, the writer's
+    domain policy decides: the harness's is TEST_DOMAINS)."""
     c = canonicalize(url)
     assert isinstance(c, CanonicalUrl), c
     return LinkOccurrence(
@@ -64,8 +68,6 @@ def occ(
         domain=c.domain,
         in_quote=in_quote,
         context_snippet=f"see {url}",
-        policy=policy,  # type: ignore[arg-type]
-        policy_reason=reason or ("allowlist" if policy == "archive" else "not-allowlisted"),
     )
 
 
@@ -139,7 +141,7 @@ class Harness:
     """A database plus a clock; apply() runs messages through the real batch path."""
 
     conn: sqlite3.Connection
-    policy: Policy = field(default_factory=lambda: Policy(media_jobs=False))
+    policy: Policy = field(default_factory=lambda: Policy(media_jobs=False, domains=TEST_DOMAINS))
     """Media jobs are off by default (the capture tests count jobs); the media tests turn
     them on (tests/writer/test_media_jobs.py)."""
     now: datetime = T0

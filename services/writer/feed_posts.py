@@ -13,6 +13,7 @@ from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
+from shared.links.canonical import CanonicalUrl
 from shared.messages import FeedGap, FeedPost, LinkOccurrence
 
 _INSERT_OCCURRENCE = (
@@ -84,12 +85,18 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
             source="feed",
             now=ctx.now,
             policy=ctx.policy,
-            allowed=link.first.policy == "archive",
-            policy_reason=link.first.policy_reason,
+            url=_forms(link.first),
             quote_only=not link.outside_quote,
         )
         transitions.record_decision(conn, link_id, decision, ctx.now_iso, state)
         media.on_decision(conn, link_id, decision, ctx.policy, ctx.now_iso)
+
+
+def _forms(occ: LinkOccurrence) -> CanonicalUrl:
+    """The occurrence's URL forms, as the domain policy reads them."""
+    return CanonicalUrl(
+        occ.original_url, occ.normalized_url, occ.canonical_url, occ.domain, occ.needs_resolve
+    )
 
 
 def _record_occurrences(

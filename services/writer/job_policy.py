@@ -1,4 +1,10 @@
-"""Whether a link gets a capture job: cache window, quote-only rule, domain policy, retries.
+"""Whether a link gets a capture job: domain policy, cache window, quote-only rule.
+
+The domain policy is the writer's own (``ARCHIVE_MODE``, ``DELETABLE_ALLOWLIST``,
+``EXCLUDE_DOMAINS`` from its settings, ``shared.links.policy.DomainPolicy``), applied to the
+canonical URL the poller sent (after it resolved short links): the one place a feed link's
+archive-or-skip is decided, so changing those settings takes a writer restart and nothing
+else.
 
 Every decision is recorded as an ``archive_jobs`` row: ``queued`` or ``skipped_cached`` /
 ``skipped_policy`` with the reason, so the UI and an operator can see why a link was not
@@ -18,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from services.writer.tombstones import TombstoneKey
+from shared.links.canonical import CanonicalUrl
 from shared.links.policy import DomainPolicy
 
 JobStatus = Literal["queued", "skipped_cached", "skipped_policy"]
@@ -75,16 +82,19 @@ def decide(
     source: Source,
     now: datetime,
     policy: Policy,
-    allowed: bool = True,
-    policy_reason: str = "",
+    url: CanonicalUrl | None = None,
     quote_only: bool = False,
 ) -> Decision:
-    """Decide whether a link seen in a post, submitted or re-archive-requested gets a job."""
+    """Decide whether a link seen in a post (its canonical forms `url`), submitted or
+    re-archive-requested gets a job."""
     manual = source != "feed"
     if state.blocked:
         return Decision("skipped_policy", state.blocked)
-    if source == "feed" and not allowed:
-        return Decision("skipped_policy", policy_reason or "domain policy", code="domain_policy")
+    policy_reason = ""
+    if source == "feed" and url is not None:
+        verdict, policy_reason = policy.domains.decide(url)
+        if verdict == "skip":
+            return Decision("skipped_policy", policy_reason, code="domain_policy")
     if state.active_job_id is not None:
         return Decision("skipped_cached", f"in flight: job {state.active_job_id}", code="in_flight")
     last = state.last_archived_at

@@ -77,14 +77,14 @@ def test_web_reads_a_live_database_on_a_readonly_mount(
             extra_env={"web": {"DATA_DIR": str(ro), "DATABASE_PATH": str(ro / "archive.sqlite3")}}
         )
         web = f"http://127.0.0.1:{web_port}"
-        first = occ("https://www.reddit.com/r/a/comments/1/one/", policy="archive")
+        first = occ("https://www.reddit.com/r/a/comments/1/one/")
         asyncio.run(publish_all(stack.env["NATS_URL"], [post("g1", first)]))
         reply = get_json(f"{web}/links/1.json")
         assert reply.status_code == 200, reply.text
         assert "reddit.com/r/a/comments/1" in reply.text
 
         # a later commit by the writer is visible through the read-only mount
-        second = occ("https://www.reddit.com/r/a/comments/2/two/", policy="archive")
+        second = occ("https://www.reddit.com/r/a/comments/2/two/")
         asyncio.run(publish_all(stack.env["NATS_URL"], [post("g2", second)]))
         reply = get_json(f"{web}/links/2.json")
         assert reply.status_code == 200, reply.text

@@ -29,7 +29,7 @@ from testkit.writer_harness import Harness, done, event, occ, post
 
 REDDIT = "https://www.reddit.com/r/Breadit/comments/x1/sourdough_starter/"
 MISSING = "https://x.com/someone/status/404"
-SKIPPED = "https://example.com/not-deletable"
+SKIPPED = "https://skipped.example/not-deletable"
 IDN = "https://xn--bcher-kva.de/brot"
 HOSTILE_TITLE = "<script>window.__pwned=1</script> Sourdough starter thread"
 HOSTILE_TEXT = (
@@ -139,7 +139,7 @@ def files() -> list[StoredFile]:
 def build(db_path: Path) -> Harness:
     """Fill a database at db_path; returns the harness (its connection is left open)."""
     h = Harness(open_db(db_path))
-    h.apply(post("g1", occ(REDDIT), occ(MISSING), occ(SKIPPED, policy="skip")))
+    h.apply(post("g1", occ(REDDIT), occ(MISSING), occ(SKIPPED)))
     h.apply(post("g2", occ(REDDIT, in_quote=True), occ(IDN)))
     jobs = {j.link_id: h.job(j.job_id) for j in h.dispatch()}
     stored = {f.s3_key: f for f in files()}

@@ -4,6 +4,7 @@ video under two URLs is downloaded once, and both links show it."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -11,7 +12,6 @@ import pytest
 
 from services.web.state import WebState
 from services.writer.db import open_db
-from services.writer.job_policy import Policy
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -43,7 +43,7 @@ def _result(hook: str, status: str) -> ArchiveResultRecord:
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("videos")
     h = Harness(open_db(data / "archive.sqlite3"))
-    h.policy = Policy()
+    h.policy = replace(h.policy, media_jobs=True)
     h.apply(post("g1", occ(WATCH), occ(SHORT), occ(PENDING)))
     by_link: dict[tuple[int, str], int] = {}
     for row in h.rows("SELECT id, link_id, kind FROM archive_jobs"):

@@ -36,7 +36,7 @@ def feed_messages() -> list[Message]:
         post(
             "g2",
             occ("https://old.reddit.com/r/x/comments/abc/t/"),
-            occ("https://blog.example/a", policy="skip"),
+            occ("https://skipped.example/a"),
         ),
         post("g1", occ("https://redd.it/abc"), content="edited"),
         FeedGap(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from services.writer.clock import iso
-from services.writer.job_policy import Policy
 from shared.hooks.records import ArchiveResultRecord
 from shared.hooks.retry import BACKOFF
 from testkit.writer_harness import Harness, done, event, occ, post
@@ -70,7 +70,7 @@ def test_hard_failures_retry_with_backoff_only_the_failed_hooks(h: Harness) -> N
 
 
 def test_attempts_are_capped(h: Harness) -> None:
-    h.policy = Policy(max_attempts=2, media_jobs=False)
+    h.policy = replace(h.policy, max_attempts=2)
     job = start(h)
     h.apply(done(job, error="S3 down"))
     assert h.job(1)["status"] == "queued" and h.job(1)["last_error"] == "S3 down"

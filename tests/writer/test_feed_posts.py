@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from services.writer.job_policy import Policy
+from dataclasses import replace
+
+from shared.links import DomainPolicy
 from shared.messages import FeedGap
 from testkit.writer_harness import T0, Harness, occ, post
 
@@ -16,7 +18,7 @@ def test_a_new_post_records_post_links_occurrences_and_jobs(h: Harness) -> None:
             "g1",
             occ(REDDIT),
             occ(TIKTOK, in_quote=True),
-            occ("https://blog.example/a", policy="skip"),
+            occ("https://skipped.example/a"),
         )
     )
     assert h.one("SELECT count(*) FROM discourse_posts") == 1
@@ -24,7 +26,7 @@ def test_a_new_post_records_post_links_occurrences_and_jobs(h: Harness) -> None:
     assert [link["canonical_url"] for link in links] == [
         "https://old.reddit.com/r/x/comments/abc/title/",
         "https://www.tiktok.com/@a/video/1",
-        "https://blog.example/a",
+        "https://skipped.example/a",
     ]
     assert links[0]["original_url"] == REDDIT
     assert links[0]["normalized_url"] == "https://www.reddit.com/r/x/comments/abc/title/"
@@ -33,9 +35,9 @@ def test_a_new_post_records_post_links_occurrences_and_jobs(h: Harness) -> None:
     ] == [(1, 0), (2, 1), (3, 0)]
     # A quote-only link that was never archived is archived; the policy-skipped one is not.
     assert [(j["link_id"], j["status"], j["reason"]) for j in h.jobs()] == [
-        (1, "queued", "allowlist"),
-        (2, "queued", "allowlist"),
-        (3, "skipped_policy", "not-allowlisted"),
+        (1, "queued", "mode:all"),
+        (2, "queued", "mode:all"),
+        (3, "skipped_policy", "excluded:skipped.example"),
     ]
     assert [link["status"] for link in links] == ["pending", "pending", "skipped"]
     # A snapshot is made when a job is first dispatched.
@@ -120,7 +122,7 @@ def test_quote_only_link_archived_before_is_skipped_unless_configured(h: Harness
 
 
 def test_quote_only_links_setting(h: Harness) -> None:
-    h.policy = Policy(quote_only_links=True, media_jobs=False)
+    h.policy = replace(h.policy, quote_only_links=True)
     h.apply(post("g1", occ(REDDIT)))
     _archive(h, 1)
     h.advance(hours=2)
@@ -136,4 +138,20 @@ def test_feed_gap_is_recorded_once(h: Harness) -> None:
     h.apply(gap)
     assert h.tuples("SELECT feed_url, backfilled_posts, closed FROM feed_gaps") == [
         ("https://forum.test/posts.rss", 3, 1)
+    ]
+
+
+def test_the_writer_decides_with_its_own_domain_policy(h: Harness) -> None:
+    """Whether a feed link is archived is the writer's decision, from its own ARCHIVE_MODE,
+    DELETABLE_ALLOWLIST and EXCLUDE_DOMAINS: what the poller's message says is not read."""
+    said_skip = occ("https://news.example/a").model_copy(
+        update={"policy": "skip", "policy_reason": "not-deletable"}
+    )
+    h.apply(post("g1", said_skip))
+    assert [(j["status"], j["reason"]) for j in h.jobs()] == [("queued", "mode:all")]
+    h.policy = replace(h.policy, domains=DomainPolicy(mode="deletable"))
+    h.apply(post("g2", occ("https://news.example/b"), occ("https://x.com/u/status/1")))
+    assert [(j["status"], j["reason"]) for j in h.jobs()][1:] == [
+        ("skipped_policy", "not-deletable"),
+        ("queued", "allowlist:x.com"),
     ]

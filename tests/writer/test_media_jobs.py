@@ -3,13 +3,13 @@ search index, soft failures that leave the link alone, rate limits backing off a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from services.writer import scheduler
 from services.writer.clock import iso
-from services.writer.job_policy import Policy
 from services.writer.scheduler import Limits
 from shared.hooks.records import (
     ArchiveResultRecord,
@@ -29,7 +29,7 @@ FETCH_HOOK = "on_Snapshot__61_fetch.py"
 
 @pytest.fixture(autouse=True)
 def media_on(h: Harness) -> None:
-    h.policy = Policy()
+    h.policy = replace(h.policy, media_jobs=True)
 
 
 def jobs(h: Harness) -> list[tuple[int, int, str, str, str]]:
@@ -65,11 +65,11 @@ def test_video_links_and_media_files_get_a_media_job_pages_do_not(h: Harness) ->
         )
     )
     assert jobs(h) == [
-        (1, 1, "capture", "queued", "allowlist"),
+        (1, 1, "capture", "queued", "mode:all"),
         (2, 1, "media", "queued", "video link (youtube)"),
-        (3, 2, "capture", "queued", "allowlist"),
+        (3, 2, "capture", "queued", "mode:all"),
         (4, 2, "media", "queued", "video link (url)"),
-        (5, 3, "capture", "queued", "allowlist"),
+        (5, 3, "capture", "queued", "mode:all"),
     ]
     plans = scheduler.plan(h.conn, h.policy, Limits(10, 10, 10), h.now)
     assert {(p.subject, p.job.job_id) for p in plans} == {
@@ -89,7 +89,7 @@ def test_the_same_video_under_two_urls_is_downloaded_once(h: Harness) -> None:
     h.apply(post("g2", occ("https://youtu.be/dQw4w9WgXcQ?t=42&si=xy")))  # another link
     assert jobs(h)[1:] == [
         (2, 1, "media", "queued", "video link (youtube)"),
-        (3, 2, "capture", "queued", "allowlist"),
+        (3, 2, "capture", "queued", "mode:all"),
         (4, 2, "media", "skipped_cached", "same video as link 1 (youtube:dQw4w9WgXcQ)"),
     ]
     assert h.tuples("SELECT link_id, media_id FROM link_media ORDER BY link_id") == [(1, 1), (2, 1)]
@@ -131,7 +131,7 @@ def test_a_page_whose_capture_found_a_video_gets_one_media_job(h: Harness) -> No
     h.apply(event(capture, 0, MetadataRecord(title="Story", has_video=True)))
     h.apply(event(capture, 1, MetadataRecord(has_video=True)))
     assert jobs(h) == [
-        (1, 1, "capture", "running", "allowlist"),
+        (1, 1, "capture", "running", "mode:all"),
         (2, 1, "media", "queued", "the page shows a video"),
     ]
 
@@ -230,7 +230,7 @@ def test_media_jobs_have_their_own_concurrency_and_deadline(h: Harness) -> None:
 
 
 def test_media_jobs_can_be_turned_off(h: Harness) -> None:
-    h.policy = Policy(media_jobs=False)
+    h.policy = replace(h.policy, media_jobs=False)
     h.apply(post("g1", occ("https://vimeo.com/76979871")))
     assert [k for _, _, k, _, _ in jobs(h)] == ["capture"]
 

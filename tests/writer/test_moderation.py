@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gzip
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from services.writer import backup
-from services.writer.job_policy import Policy
 from shared.hooks.records import ArtifactRecord, MetadataRecord, TextRecord
 from shared.messages import ExcludeCommand, RetryCommand, SubmitCommand, TakedownCommand
 from testkit.writer_harness import T0, Harness, done, event, occ, post
@@ -108,7 +108,7 @@ def test_exclude_blocks_the_domain_and_drops_its_queued_jobs(h: Harness) -> None
 
 
 def test_retry_queues_failed_links_of_a_domain(h: Harness) -> None:
-    h.policy = Policy(max_attempts=1)
+    h.policy = replace(h.policy, max_attempts=1)
     for n, url in enumerate(["https://a.example/1", "https://b.example/2"]):
         h.apply(post(f"g{n}", occ(url)))
     h.dispatch()

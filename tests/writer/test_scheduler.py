@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from services.writer import scheduler
 from services.writer.clock import iso
-from services.writer.job_policy import Policy
 from services.writer.scheduler import Limits
 from shared.messages import SubmitCommand
 from shared.subjects import JOB_CAPTURE
@@ -69,7 +70,7 @@ def test_dispatch_is_recorded_before_publish_and_republished_until_stored(h: Har
 
 
 def test_a_silent_job_is_dispatched_again_then_failed(h: Harness) -> None:
-    h.policy = Policy(max_attempts=2, media_jobs=False)
+    h.policy = replace(h.policy, max_attempts=2)
     links(h, "https://x.com/a/status/1")
     h.dispatch()
     h.now += h.policy.job_deadline

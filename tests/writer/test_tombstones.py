@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import hmac
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -182,7 +183,7 @@ def test_with_a_key_a_backup_confirms_no_guessed_url_and_needs_the_key(
     h: Harness, db_path: Path, tmp_path: Path, restored: list[Harness]
 ) -> None:
     key = TombstoneKey(b"a secret the owner keeps")
-    h.policy = Policy(media_jobs=False, takedown_key=key)
+    h.policy = replace(h.policy, takedown_key=key)
     job = submitted(h, URL)  # (a forum post would keep the URL in its own text)
     h.apply(takedown(job["link_id"]))
     raw = backup_and_restore(h, db_path, tmp_path, "r")
@@ -192,11 +193,11 @@ def test_with_a_key_a_backup_confirms_no_guessed_url_and_needs_the_key(
         assert guess.hexdigest().encode() not in data
     assert key.digest(URL).encode() in data
 
-    wrong = open_restored(tmp_path, "r", restored, Policy(media_jobs=False))
+    wrong = open_restored(tmp_path, "r", restored, replace(h.policy, takedown_key=TombstoneKey()))
     assert tombstones.sync(wrong.conn, wrong.policy.takedown_key, "2026-01-02T00:00:00Z") > 0
     assert not tombstones.matches(wrong.conn, wrong.policy.takedown_key, [URL])
 
-    right = open_restored(tmp_path, "r", restored, Policy(media_jobs=False, takedown_key=key))
+    right = open_restored(tmp_path, "r", restored, replace(h.policy, takedown_key=key))
     assert tombstones.sync(right.conn, key, "2026-01-02T00:00:00Z") == 0
     right.apply(post("g-again", occ(VARIANT)))
     assert right.tuples("SELECT canonical_url, taken_down_at IS NOT NULL FROM links") == [(URL, 1)]
