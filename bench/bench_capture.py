@@ -41,13 +41,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.report import write_section
-from services.archiver import proctree
 from services.archiver.browser import BrowserBroker
 from services.archiver.service import browser_limits, snapshot_pages
 from services.archiver.settings import ArchiverSettings
 from services.supervisor.children import free_ports
 from services.supervisor.infra import S3Credentials, start_nats, start_weed
 from shared import bus
+from shared import processes as proctree
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import WorkerConfig, run_worker
 from shared.hooks.records import ArchiveResultRecord, HookRecord

@@ -35,11 +35,11 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.report import write_section
-from services.archiver import proctree
 from services.archiver.renderers import is_renderer
 from services.archiver.settings import ArchiverSettings
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
+from shared import processes as proctree
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.rawserver import (
@@ -70,12 +70,12 @@ def label(pid: int) -> str:
     """A short name of a process for the report: its executable, the module a Python one
     runs (a hook forked from the hook host runs the host's: its folder says which)."""
     exe = proctree.exe_name(pid)
-    args = proctree.cmdline(pid).replace(b"\0", b" ").split()
+    args = proctree.cmdline(pid)
     if exe.startswith("chrom"):
-        kind = next((a[7:] for a in args if a.startswith(b"--type=")), b"browser")
-        return f"chromium {kind.decode()}"
-    if exe.startswith("python") and b"-m" in args[:-1]:
-        module = args[args.index(b"-m") + 1].decode()
+        kind = next((a[7:] for a in args if a.startswith("--type=")), "browser")
+        return f"chromium {kind}"
+    if exe.startswith("python") and "-m" in args[:-1]:
+        module = args[args.index("-m") + 1]
         with contextlib.suppress(OSError):
             module += f" (in {os.path.basename(os.readlink(f'/proc/{pid}/cwd'))})"
         return module

@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from services.archiver import proctree
 from services.archiver.browser import BrowserBroker, BrowserLimits
 from services.archiver.egress import EgressPolicy
 from services.archiver.pageserver import page_socket
 from services.archiver.pagesession import PageOptions
+from shared import processes as proctree
 from shared.capture.settings import REPO_PLUGINS
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot

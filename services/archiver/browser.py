@@ -34,8 +34,9 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from prometheus_client import Counter, Gauge
 
-from services.archiver import proctree, profiles
+from services.archiver import profiles
 from services.archiver.renderers import RendererKill, RendererWatch
+from shared import processes
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,7 @@ class BrowserBroker:
         pid = self.pid
         if pid is None:
             return 0
-        pss = await asyncio.to_thread(proctree.tree_pss_bytes, pid)
+        pss = await asyncio.to_thread(processes.tree_pss_bytes, pid)
         PSS.set(pss)
         if pss > self.limits.max_pss_bytes and self._retire is None:
             log.info("browser PSS %d MB over the limit: retiring it", pss >> 20)
@@ -283,7 +284,7 @@ class BrowserBroker:
                 scanned = time.monotonic()
             try:
                 await self.check_renderers(rescan)
-            except Exception:  # never let a /proc surprise end the watchdog
+            except Exception:  # never let a process surprise end the watchdog
                 log.exception("renderer check failed")
 
     async def _launch(self) -> None:
@@ -334,7 +335,7 @@ class BrowserBroker:
         except Exception as exc:
             log.warning("browser did not close (%s): killing it", exc)
         if pid is not None:
-            await asyncio.to_thread(proctree.kill_tree, pid)
+            await asyncio.to_thread(processes.kill_tree, pid)
 
     async def _drop(self, reason: str) -> None:
         """The browser died or was killed: forget it (the next acquire relaunches)."""
@@ -346,7 +347,7 @@ class BrowserBroker:
         """Kill a sick browser now; snapshots using it fail."""
         pid = self._pid
         if pid is not None:
-            await asyncio.to_thread(proctree.kill_tree, pid)
+            await asyncio.to_thread(processes.kill_tree, pid)
         async with self._cond:
             if self._browser is not None:
                 await self._drop(reason)

@@ -10,14 +10,13 @@ behind, forever.
 
 `sweep_stale_profiles` removes the profiles no running process uses (no process's command
 line names it as `--user-data-dir`) and the singleton directories whose socket nobody
-listens on (/proc/net/unix), older than `min_age_s`, so what another archiver on the
-machine has just made, before its browser starts, is kept. The broker sweeps before each
-launch.
+listens on (`shared.processes.unix_sockets`), older than `min_age_s`, so what another
+archiver on the machine has just made, before its browser starts, is kept. The broker
+sweeps before each launch.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
@@ -25,34 +24,24 @@ import tempfile
 import time
 from pathlib import Path
 
-from services.archiver import proctree
-from services.archiver.proctree import PROC
+from shared import processes
 
 log = logging.getLogger(__name__)
 
 PROFILE_PREFIX = "playwright_chromiumdev_profile-"
 SINGLETON_PREFIX = "org.chromium.Chromium."
-USER_DATA_DIR = b"--user-data-dir="
+USER_DATA_DIR = "--user-data-dir="
 
 
 def profiles_in_use() -> set[str]:
     """The names of the `--user-data-dir` of every process whose command line is readable
     (names, not paths: TMPDIR may be spelled differently, and the names are unique)."""
     used: set[str] = set()
-    for _pid, cmdline in proctree.read_each("cmdline"):
-        # Chromium's children rewrite their command line into one space-separated string
-        for arg in cmdline.replace(b"\0", b" ").split():
+    for _pid, cmdline in processes.command_lines():
+        for arg in cmdline:
             if arg.startswith(USER_DATA_DIR):
-                used.add(os.path.basename(os.fsdecode(arg[len(USER_DATA_DIR) :]).rstrip("/")))
+                used.add(os.path.basename(arg[len(USER_DATA_DIR) :].rstrip("/")))
     return used
-
-
-def bound_unix_sockets() -> set[str]:
-    """The paths of the unix sockets bound in this network namespace."""
-    with contextlib.suppress(OSError):
-        lines = (PROC / "net" / "unix").read_text(errors="replace").splitlines()[1:]
-        return {parts[7] for parts in (line.split() for line in lines) if len(parts) >= 8}
-    return set()
 
 
 def _old(path: Path, now: float, min_age_s: float) -> bool:
@@ -76,7 +65,7 @@ def sweep_stale_profiles(root: Path | None = None, min_age_s: float = 60.0) -> l
     names = [p for p in names if _old(p, now, min_age_s)]
     if not names:
         return []
-    used, listening = profiles_in_use(), bound_unix_sockets()
+    used, listening = profiles_in_use(), processes.unix_sockets()
     stale = [
         p
         for p in names

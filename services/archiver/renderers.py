@@ -7,10 +7,11 @@ every `BROWSER_RENDERER_CHECK_SECONDS` and kills each renderer past `BROWSER_MAX
 while a renderer is past half the limit it measures the renderers it knows every 0.1 s (a
 dense document grows one by ~300 MB/s here), rescanning the process tree at the slower pace.
 
-What is measured is a renderer's resident memory that no file backs (`RssAnon + RssShmem`
-of /proc/<pid>/status): the DOM, layout, JS heap and raster memory the page made, not the
-Chromium binary's pages every process of the browser shares. It is read from /proc, not
-asked of the browser, so a renderer or browser busy parsing cannot delay it.
+What is measured is a renderer's resident memory that no file backs (`RssAnon + RssShmem`,
+`shared.processes.unshared_resident_bytes`): the DOM, layout, JS heap and raster memory the
+page made, not the Chromium binary's pages every process of the browser shares. It is read
+from the kernel, not asked of the browser, so a renderer or browser busy parsing cannot delay
+it.
 
 Why a renderer is a page: Chromium never shares a renderer process between browser
 contexts (one per snapshot), and the broker turns site isolation off, so a page's
@@ -26,9 +27,9 @@ import signal
 import time
 from dataclasses import dataclass
 
-from services.archiver import proctree
+from shared import processes
 
-TYPE_FLAG = b"--type="
+TYPE_FLAG = "--type="
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,9 @@ class RendererKill:
 def process_type(pid: int) -> str | None:
     """A Chromium process's `--type=` (renderer, gpu-process, zygote...); None for the browser
     process, any other process, or one that is gone."""
-    # a child process rewrites its command line with spaces, not NULs
-    for arg in proctree.cmdline(pid).replace(b"\0", b" ").split():
+    for arg in processes.cmdline(pid):
         if arg.startswith(TYPE_FLAG):
-            return arg[len(TYPE_FLAG) :].decode(errors="replace")
+            return arg[len(TYPE_FLAG) :]
     return None
 
 
@@ -78,16 +78,6 @@ SETTLED_TYPES = frozenset({"renderer", "gpu-process", "utility", "broker", "cras
 """Types a process keeps for life. A renderer starts as a fork of the zygote (`--type=zygote`)
 or of whatever spawned it, and only then rewrites its command line: a verdict read in that
 moment must be read again at the next scan, or that renderer is never watched."""
-
-
-def unshared_resident_bytes(pid: int) -> int:
-    """RssAnon + RssShmem of a process (0 when it is gone)."""
-    total = 0
-    with contextlib.suppress(OSError):
-        for line in (proctree.PROC / str(pid) / "status").read_text().splitlines():
-            if line.startswith(("RssAnon:", "RssShmem:")):
-                total += int(line.split()[1]) * 1024
-    return total
 
 
 class RendererWatch:
@@ -105,7 +95,7 @@ class RendererWatch:
     def renderers(self, root: int) -> list[int]:
         """PIDs of the renderer processes below root (a settled process's command line is
         read once; the others' at every scan)."""
-        tree = proctree.descendants(root)
+        tree = processes.descendants(root)
         alive = set(tree)
         for pid in [p for p in self._is_renderer if p not in alive]:
             del self._is_renderer[pid]
@@ -123,10 +113,10 @@ class RendererWatch:
 
     def over_limit(self, root: int, rescan: bool = True) -> list[tuple[int, int]]:
         """(pid, bytes) of each renderer below root past the limit. rescan=False measures the
-        renderers the last scan found: a few /proc reads instead of a walk of every process."""
+        renderers the last scan found: a few reads instead of a walk of every process."""
         if rescan or root != self._root:
             self._found, self._root = self.renderers(root), root
-        sizes = [(pid, unshared_resident_bytes(pid)) for pid in self._found]
+        sizes = [(pid, processes.unshared_resident_bytes(pid)) for pid in self._found]
         self.largest = max((b for _, b in sizes), default=0)
         return [(pid, b) for pid, b in sizes if b > self.limit_bytes]
 

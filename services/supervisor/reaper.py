@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from shared import processes
+
 log = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
@@ -52,62 +54,11 @@ def become_subreaper() -> bool:
     return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
-def start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot, or None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return int(fields[19])
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, pgid) of a process from /proc, or None."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return fields[0], int(fields[1]), int(fields[2])
-
-
-def all_pids() -> list[int]:
-    """Every process id visible in /proc."""
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-
-
-def children_of(parent: int) -> list[int]:
-    """Live (non-zombie) processes whose parent is `parent`."""
-    found = []
-    for pid in all_pids():
-        st = _stat(pid)
-        if st is not None and st[1] == parent and st[0] != "Z":
-            found.append(pid)
-    return found
-
-
-def descendants_of(root: int) -> list[int]:
-    """Every live process below `root` in the process tree."""
-    tree: dict[int, list[int]] = {}
-    for pid in all_pids():
-        st = _stat(pid)
-        if st is not None and st[0] != "Z":
-            tree.setdefault(st[1], []).append(pid)
-    found, todo = [], [root]
-    while todo:
-        for child in tree.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def reap_adopted(known: Iterable[int] = ()) -> None:
     """Collect exited orphans re-parented to us (not the children `Popen` waits for)."""
     skip = set(known)
-    me = os.getpid()
-    for pid in all_pids():
-        st = _stat(pid)
-        if st is not None and st[1] == me and st[0] == "Z" and pid not in skip:
+    for pid in processes.children(os.getpid(), zombies=True):
+        if pid not in skip:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
 
@@ -127,7 +78,7 @@ class ChildRegistry:
     def record(self, name: str, pid: int) -> None:
         """Append one started child (its own process group)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"name": name, "pid": pid, "pgid": pid, "start": start_time(pid)}
+        entry = {"name": name, "pid": pid, "pgid": pid, "start": processes.started_at(pid)}
         with self.path.open("a") as fh:
             fh.write(json.dumps(entry) + "\n")
 
@@ -150,14 +101,13 @@ class ChildRegistry:
             pid, pgid, start = e.get("pid"), e.get("pgid"), e.get("start")
             if not isinstance(pid, int) or not isinstance(pgid, int):
                 continue
+            since = float(start) if isinstance(start, int | float) else None
             members = [
                 p
-                for p in all_pids()
-                if (st := _stat(p)) is not None
-                and st[2] == pgid
-                and (start is None or (start_time(p) or 0) >= int(str(start)))
+                for p in processes.group_members(pgid)
+                if since is None or (processes.started_at(p) or 0) >= since
             ]
-            leader_same = start is not None and start_time(pid) == start
+            leader_same = since is not None and processes.started_at(pid) == since
             if members and (leader_same or pid not in members):
                 kill_group(pgid)
                 killed.append(f"{e.get('name')} (pid {pid})")
@@ -173,7 +123,7 @@ def kill_tree(root: int, groups: Iterable[int], budget_s: float = 2.0) -> int:
         kill_group(pgid)
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline:
-        left = descendants_of(root)
+        left = processes.live_descendants(root)
         if not left:
             break
         for pid in left:

@@ -28,7 +28,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from pydantic import ValidationError
 
-from shared import bus
+from shared import bus, processes
 from shared.capture import metrics
 from shared.capture.artifacts import artifact_key, content_type, meta_key, snapshot_prefix
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
@@ -376,7 +376,7 @@ def sweep_stale_scratch(scratch_dir: Path) -> list[Path]:
     service = own.rsplit("-", 1)[0]
     for folder in parent.glob(f"{service}-*"):
         pid = folder.name.rsplit("-", 1)[-1]
-        if folder.name == own or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+        if folder.name == own or not pid.isdigit() or processes.exists(int(pid)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         swept.append(folder)

@@ -72,7 +72,7 @@ def near_limit() -> str | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
     if soft == resource.RLIM_INFINITY or soft <= 0:
         return None
-    try:
+    try:  # this process's own VmData, by hand: no import or object at its memory limit
         with open("/proc/self/status") as f:
             peak = next((int(x.split()[1]) * 1024 for x in f if x.startswith("VmData:")), 0)
     except OSError:

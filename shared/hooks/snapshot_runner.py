@@ -98,6 +98,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shared import processes
 from shared.hooks import reaping
 from shared.hooks.discovery import HookSpec, discover_hooks
 from shared.hooks.hook_execution import HookObserver, HookOutcome, HookRun, RunContext
@@ -190,7 +191,7 @@ class SnapshotRun:
         self.observer = observer
         self.runs: list[HookRun] = []
         self._reapers: set[asyncio.Task[object]] = set()
-        self._since = reaping.boot_clock()
+        self._since = processes.clock()
         self._started_at = datetime.now(UTC)
 
     def has_running_background_hooks(self) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.hooks import reaping
+from shared import processes
 from shared.hooks.limits import HookLimits
 from shared.hooks.limits import apply as apply_limits
 
@@ -55,7 +55,7 @@ class HookProcess:
 
     def leftovers(self) -> list[int]:
         """Live processes still in the hook's group (after the leader exited)."""
-        return reaping.group_members(self.pid)
+        return processes.group_members(self.pid)
 
 
 async def spawn_exec(

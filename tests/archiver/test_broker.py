@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from services.archiver import proctree
 from services.archiver.browser import RESTARTS, BrowserBroker, BrowserLimits
+from shared import processes as proctree
 from testkit.browser import chromium_pids
 
 pytestmark = pytest.mark.integration

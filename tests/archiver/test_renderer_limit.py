@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from services.archiver import proctree
 from services.archiver.browser import RENDERER_KILLS, BrowserLimits
 from services.archiver.renderers import RendererWatch
+from shared import processes as proctree
 from shared.pageclient import E_RESOURCE_LIMIT, SOCKET_ENV, PageClient, PageError
 from testkit.browser import BrowserHarness, Collect, chromium_pids, run_hooks
 from tests.archiver.hostile_site import HostileSite

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from services.archiver import proctree
 from services.supervisor.children import Child
 from shared import bus
+from shared import processes as proctree
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob
 from shared.s3 import ObjectStore

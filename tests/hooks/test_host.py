@@ -12,8 +12,8 @@ import pytest
 
 from shared.hooks import host as host_module
 from shared.hooks.host import HookHost, HostError, close_shared_host, shared_host
-from shared.hooks.reaping import pid_alive
 from shared.hooks.snapshot_runner import SnapshotRun, SnapshotSpec
+from shared.processes import alive as pid_alive
 from tests.hooks.support import FIXTURES, Recorder, base_env, capture
 
 MODES = [pytest.param(True, id="host"), pytest.param(False, id="exec")]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.hooks.reaping import pid_alive
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotRun, SnapshotSpec
+from shared.processes import alive as pid_alive
 from tests.hooks.support import FIXTURES, LANGS, Recorder, base_env, capture, capture_ready
 
 # The hooks below run until they are killed. Their timeout starts when the runner spawns them;
