@@ -9,7 +9,7 @@ extraction/trafilatura-eval, readability/, metadata/metascraper, platforms/) it 
 same process and run:
 
 - ours: `shared.content.extract.extract_article` on the page (the text the readable plugin
-  indexes: the chosen article's canonical text, or the whole page's text when no article
+  indexes: the chosen article's plain text, or the whole page's text when no article
   is found) and `shared.content.metadata.extract_metadata`;
 - trafilatura alone: `trafilatura.extract(html, include_comments=False)` (as the
   article-extraction benchmark runs it) and `trafilatura.extract_metadata`;

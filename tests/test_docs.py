@@ -9,7 +9,7 @@ from pydantic_settings import BaseSettings
 
 from services.archiver.settings import ArchiverSettings
 from services.poller.settings import PollerSettings
-from services.supervisor.cli.stack import CliSettings
+from services.supervisor.cli.stack_client import CliSettings
 from services.web.admin import AdminSettings
 from services.web.settings import WebSettings
 from services.writer.settings import WriterSettings

@@ -1,4 +1,4 @@
-"""Hook (step 8, post-processing): the article, sanitized, and its canonical text for search.
+"""Hook (step 8, post-processing): the article, sanitized, and its plain text for search.
 
 Reads the rendered DOM (`../dom/dom.html`) and the raw HTML (`../fetch/body.html`), each when
 present and not an HTTP error page (shared.content.inputs). For Reddit links whose JSON the
@@ -11,8 +11,8 @@ reading it is taken again with its images (`illustrated`). Those images are copi
 raster types only), then the article is sanitized with nh3 after its URLs are resolved
 against the final URL, each image pointing at its copy and one without a copy dropped
 (shared.content.sanitize: the reader view shows this as it is and never loads anything from
-the archived site), and written as `article.html`; its canonical text
-(shared.content.canonical) is `text.txt` and the Text record that fills the search index.
+the archived site), and written as `article.html`; its plain text
+(shared.content.plaintext) is `text.txt` and the Text record that fills the search index.
 No article found: the whole page's visible text is indexed instead (and is `text.txt`),
 with no `article.html`. `readable.json` says which
 extractor and source won and the votes. A PDF document (`../fetch/body.pdf`) is its own
@@ -29,10 +29,10 @@ from pathlib import Path
 
 from article_images import ImageLimits, copy_images
 
-from shared.content.canonical import canonical_text
 from shared.content.extract import Source, extract_article, illustrated, page_text
 from shared.content.inputs import read_inputs
 from shared.content.pdf import PdfDocument, PdfUnreadable, read_pdf
+from shared.content.plaintext import plain_text
 from shared.content.sanitize import image_sources, sanitize_html
 from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, TextRecord, emit
@@ -82,7 +82,7 @@ def main() -> int:
         emit(ArchiveResultRecord(status="skipped", output_str=why))
         return 0
     if article_html:
-        text = canonical_text(sanitize_html(article_html, inputs.final_url))
+        text = plain_text(sanitize_html(article_html, inputs.final_url))
         reading = reading_html or article_html
         copies = copy_images(
             image_sources(reading, inputs.final_url),

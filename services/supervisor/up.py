@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 
 from services.supervisor import children, reaper
-from services.supervisor.cli.stack import remove_stack_file, write_stack_file
+from services.supervisor.cli.stack_client import remove_stack_file, write_stack_file
 from services.supervisor.datalock import DataDirBusy, DataDirLock
 from services.supervisor.signals import STOP_SIGNALS, StopRequested, StopSignals
 from services.supervisor.stack import Stack

@@ -1,3 +1,3 @@
 """Page content: the article (extract), a safe copy of it (sanitize), its search text
-(canonical), the page's metadata (metadata), and reading the captures those are made from
+(plaintext), the page's metadata (metadata), and reading the captures those are made from
 (inputs). Everything but `inputs` is pure; the plugins stay thin and call these."""

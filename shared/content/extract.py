@@ -29,7 +29,7 @@ from trafilatura.settings import Document as TrafilaturaDocument
 from trafilatura.utils import normalize_unicode
 
 from shared.content.boilerplate import paragraphs
-from shared.content.canonical import canonical_text
+from shared.content.plaintext import plain_text
 from shared.content.shingles import Shingles, agreement, shingles
 from shared.content.visible import visible_html
 
@@ -58,7 +58,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Article:
-    """The chosen article: its (unsanitized) HTML, canonical text and where it came from."""
+    """The chosen article: its (unsanitized) HTML, plain text and where it came from."""
 
     html: str
     text: str
@@ -126,7 +126,7 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
             continue
         for name, run in EXTRACTORS:
             html = run(source.html)
-            found.append(Candidate(name, source.name, html, canonical_text(html) if html else ""))
+            found.append(Candidate(name, source.name, html, plain_text(html) if html else ""))
     return found
 
 
@@ -209,6 +209,4 @@ def page_text(html: str) -> str:
     except Exception:  # empty or unparsable document
         return ""
     body = root.find("body")
-    return canonical_text(
-        lxml.html.tostring(body if body is not None else root, encoding="unicode")
-    )
+    return plain_text(lxml.html.tostring(body if body is not None else root, encoding="unicode"))

@@ -41,7 +41,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "httpx",
     "anyio._backends._asyncio",  # httpcore imports it on a client's first request
     # every shared module a hook in plugins/ imports (tests/hooks/test_host.py keeps this true)
-    "shared.content.canonical",
+    "shared.content.plaintext",
     "shared.content.extract",
     "shared.content.inputs",
     "shared.content.metadata:warm",

@@ -129,7 +129,7 @@ class TextRecord(_Record):
 
     type: Literal["Text"] = "Text"
     text: str = Field(max_length=400_000)
-    """Canonical text (block boundaries kept, whitespace normalised)."""
+    """Plain text (block boundaries kept, whitespace normalised)."""
 
 
 class ProgressRecord(_Record):

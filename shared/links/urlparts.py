@@ -7,7 +7,7 @@ matters, RFC 3986 normalisation otherwise):
 - leading/trailing C0 controls and spaces are stripped, tabs and newlines removed;
 - only ``http`` and ``https``; ``\\`` counts as ``/`` before the query (as in browsers);
 - host: lower-cased, IDN labels to punycode (``idna``, UTS #46, non-transitional),
-  one trailing dot dropped, IPv4/IPv6 literals in their canonical text form;
+  one trailing dot dropped, IPv4/IPv6 literals in their standard text form;
 - default ports dropped; userinfo (``user:pass@``) always dropped: credentials are never
   captured, stored or shown (``strip_credentials`` does the same to any string);
 - percent-encoding: hex digits upper-cased, unreserved characters decoded, characters

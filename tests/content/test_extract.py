@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from bench.extraction_scores import shingle_counts
-from shared.content.canonical import canonical_text
 from shared.content.extract import (
     Candidate,
     Source,
@@ -16,6 +15,7 @@ from shared.content.extract import (
     illustrated,
     page_text,
 )
+from shared.content.plaintext import plain_text
 
 PARAS = [
     "The city council voted on Tuesday to expand the bicycle network across the river, "
@@ -55,7 +55,7 @@ def test_the_article_for_reading_has_its_images_and_the_same_text():
     assert article is not None and "<img" not in article.html
     reading = illustrated(article)
     assert '<img src="/lanes.jpg"' in reading
-    assert canonical_text(reading) == article.text
+    assert plain_text(reading) == article.text
 
 
 def test_no_article_in_an_empty_page():

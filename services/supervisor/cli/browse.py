@@ -14,7 +14,7 @@ import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out, print_json, short, table
-from services.supervisor.cli.stack import StackClient, stack_client
+from services.supervisor.cli.stack_client import StackClient, stack_client
 from services.supervisor.names import SERVICES
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import err, out, print_json, short, table
-from services.supervisor.cli.stack import StackClient, stack_client
+from services.supervisor.cli.stack_client import StackClient, stack_client
 from shared.links.urlparts import SUPPORTED_SCHEMES
 
 

@@ -17,7 +17,7 @@ import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out
-from services.supervisor.cli.stack import CliSettings
+from services.supervisor.cli.stack_client import CliSettings
 from services.supervisor.datalock import DataDirBusy, DataDirLock
 
 

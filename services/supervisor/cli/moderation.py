@@ -8,7 +8,7 @@ import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out
-from services.supervisor.cli.stack import stack_client
+from services.supervisor.cli.stack_client import stack_client
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""Canonical text of (sanitized) article HTML: what goes into the search index and the `text`
+"""Plain text of (sanitized) article HTML: what goes into the search index and the `text`
 artifact (web-article seed §13).
 
 Rules: every block element (paragraph, heading, list item, table row, quote, pre, div...)
@@ -78,8 +78,8 @@ def _normalise_block(block: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def canonical_text(html: str) -> str:
-    """The canonical text of an HTML fragment or document (rules in the module docstring)."""
+def plain_text(html: str) -> str:
+    """The plain text of an HTML fragment or document (rules in the module docstring)."""
     root = parse_fragment(html)
     out = _Collector()
     _walk(root, out, in_pre=False)
