@@ -1,4 +1,6 @@
-"""The tables the web reads, as SQLAlchemy Core objects (the writer's migrations own them)."""
+"""The tables the web reads, as SQLAlchemy Core objects (the writer's migrations own them;
+tests/web/test_schema_copy.py checks every table, column, type and primary key named here
+against a database migrated to the latest version)."""
 
 from __future__ import annotations
 
@@ -198,7 +200,7 @@ media_items = Table(
 link_media = Table(
     "link_media",
     metadata,
-    Column("link_id", Integer),
-    Column("media_id", Integer),
+    Column("link_id", Integer, primary_key=True),
+    Column("media_id", Integer, primary_key=True),
     Column("created_at", Text),
 )
