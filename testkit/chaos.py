@@ -31,6 +31,7 @@ from shared.settings import CommonSettings
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import own_engines_env
+from testkit.waiting import poll
 
 REPO = Path(__file__).resolve().parents[1]
 KEPT_PLUGINS = frozenset({"fetch", "metadata"})
@@ -245,12 +246,8 @@ class Run:
         return None
 
     def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if predicate():
-                return True
-            time.sleep(0.5)
-        return predicate()
+        """Whether predicate() came true within timeout (the figures count misses)."""
+        return bool(poll(predicate, timeout, interval=0.5))
 
     def settled(self, expected_links: int) -> bool:
         """Every expected link has a job and no job is queued or running."""

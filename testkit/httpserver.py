@@ -66,3 +66,8 @@ class FixtureServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+Serve = Callable[..., FixtureServer]
+"""The `serve` fixture (tests/conftest.py): serve(routes, host="127.0.0.1") -> a started
+FixtureServer, stopped when the test ends."""

@@ -6,7 +6,6 @@ import asyncio
 import signal
 import sqlite3
 import sys
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from services.supervisor.children import Child
 from shared import bus
 from shared.messages import Message
 from testkit.stack_env import own_engines_env
+from testkit.waiting import wait_for
 from testkit.writer_harness import SUBJECT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,26 +99,21 @@ class LiveWriter:
         return int(rows[0][0]) if rows else 0
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            if self.child is not None and not self.child.alive():
-                break
-            time.sleep(0.02)
-        tail = self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
-        raise AssertionError(f"writer: {what} did not happen\n{tail}")
+        """predicate()'s first true answer; fails with the writer's log when `what` did not
+        happen in time, or at once when the writer died."""
 
+        def log_tail() -> str:
+            path = self.log_path
+            return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
-async def until(check: Callable[[], Any], timeout: float, what: str) -> None:
-    """Await check() (a coroutine function) until it returns true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if await check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{what} did not happen in {timeout}s")
+        return wait_for(
+            predicate,
+            timeout,
+            f"writer: {what}",
+            interval=0.02,
+            give_up=lambda: self.child is not None and not self.child.alive(),
+            explain=log_tail,
+        )
 
 
 async def writer_idle(nats_url: str) -> bool:

@@ -1,13 +1,17 @@
-"""Fixtures: real nats-server and SeaweedFS on 127.0.0.1 free ports, stopped by PID."""
+"""Fixtures shared by the tests: real nats-server and SeaweedFS on 127.0.0.1 free ports
+(stopped by PID), fixture HTTP sites, a writer harness on a fresh database."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from services.supervisor.infra import S3Credentials, start_nats, start_weed
+from services.writer.db import open_db
+from testkit.httpserver import FixtureServer, Route, Serve
+from testkit.writer_harness import Harness
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -46,3 +50,37 @@ def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         }
     finally:
         weed.child.stop()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "archive.sqlite3"
+
+
+@pytest.fixture
+def h(db_path: Path) -> Iterator[Harness]:
+    """The writer's apply path on a fresh database (testkit/writer_harness.py)."""
+    conn = open_db(db_path)
+    try:
+        yield Harness(conn)
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """serve(routes, host="127.0.0.1") -> a started fixture HTTP server with those routes,
+    stopped when the test ends."""
+    started: list[FixtureServer] = []
+
+    def start(routes: Mapping[str, Route], host: str = "127.0.0.1") -> FixtureServer:
+        server = FixtureServer(host).__enter__()
+        started.append(server)
+        server.routes.update(routes)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.__exit__(None, None, None)

@@ -223,10 +223,18 @@ class BrowserBroker:
         if check:
             await self.check_memory()
 
+    def age_s(self) -> float:
+        """Seconds since the running browser was launched (0 when none runs)."""
+        return time.monotonic() - self._launched_at if self._browser is not None else 0.0
+
+    def retiring(self) -> str | None:
+        """Why the running browser is to be replaced once its open snapshots end, if it is."""
+        return self._retire
+
     def _check_age_and_count(self) -> None:
         if self._captures >= self.limits.max_captures:
             self._retire = "captures"
-        elif time.monotonic() - self._launched_at >= self.limits.max_age_s:
+        elif self.age_s() >= self.limits.max_age_s:
             self._retire = "age"
 
     def _count_restart(self, reason: str) -> None:

@@ -14,6 +14,7 @@ import pytest
 from services.archiver.browser import RESTARTS, BrowserBroker, BrowserLimits
 from shared import processes as proctree
 from testkit.browser import chromium_pids
+from testkit.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -24,13 +25,9 @@ def restarts(reason: str) -> float:
 
 @pytest.fixture
 async def leak_free() -> AsyncIterator[None]:
-    before = chromium_pids()
+    before = sorted(chromium_pids())
     yield
-    for _ in range(50):
-        if sorted(chromium_pids()) == sorted(before):
-            return
-        await asyncio.sleep(0.1)
-    assert sorted(chromium_pids()) == sorted(before), "Chromium processes leaked"
+    await until(lambda: sorted(chromium_pids()) == before, 5, "no Chromium process leaked")
 
 
 async def use(broker: BrowserBroker) -> int | None:
@@ -47,10 +44,11 @@ async def test_a_crashed_browser_is_relaunched(leak_free: None) -> None:
         assert first is not None and proctree.exe_name(first) == "chromium"
         before = restarts("crash")
         os.kill(first, signal.SIGKILL)
-        for _ in range(50):
-            if broker._browser is not None and not broker._browser.is_connected():
-                break
-            await asyncio.sleep(0.1)
+        await until(
+            lambda: broker._browser is not None and not broker._browser.is_connected(),
+            5,
+            "Playwright seeing the browser gone",
+        )
         second = await use(broker)
         assert second is not None and second != first
         assert broker.restarts == 1 and restarts("crash") == before + 1
@@ -64,10 +62,7 @@ async def test_a_hung_browser_is_killed_by_the_probe_and_relaunched(leak_free: N
         before = restarts("hang")
         os.kill(first, signal.SIGSTOP)  # alive but silent: the probe gets no answer
         try:
-            for _ in range(100):
-                if broker.restarts:
-                    break
-                await asyncio.sleep(0.1)
+            await until(lambda: broker.restarts, 10, "the probe restarting the browser")
         finally:
             if proctree.exe_name(first):
                 os.kill(first, signal.SIGCONT)
@@ -91,7 +86,8 @@ async def test_limits_restart_the_browser_between_snapshots(
         before = restarts(reason)
         first = await use(broker)
         await use(broker)
-        await asyncio.sleep(0.6)
+        if reason == "age":
+            await until(lambda: broker.age_s() > limits.max_age_s, 5, "the browser past its age")
         third = await use(broker)
         assert third != first
         assert restarts(reason) >= before + 1 and broker.restarts >= 1
@@ -102,7 +98,7 @@ async def test_a_limit_restart_waits_for_open_snapshots(leak_free: None) -> None
         async with broker.context() as ctx:
             page = await ctx.new_page()
             waiting = asyncio.create_task(use(broker))  # over the limit: waits for us
-            await asyncio.sleep(0.5)
+            await until(lambda: broker.retiring() == "captures", 5, "the limit seen")
             assert not waiting.done()
             assert await page.evaluate("2 * 21") == 42  # our browser was not pulled away
         assert await waiting is not None and broker.restarts == 1

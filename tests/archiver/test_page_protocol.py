@@ -13,16 +13,14 @@ import pytest
 
 from shared import pageclient as pc
 from testkit.browser import BrowserHarness
-from testkit.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply, Serve
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def site() -> Iterator[FixtureServer]:
-    with FixtureServer() as s:
-        s.routes["/p"] = Reply(b"<html><head><title>T</title></head><body>hello</body></html>")
-        yield s
+def site(serve: Serve) -> FixtureServer:
+    return serve({"/p": Reply(b"<html><head><title>T</title></head><body>hello</body></html>")})
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from shared.messages import CaptureDone, CaptureEvent, CaptureJob
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import JOB_CAPTURE, MODELS, RESULTS
-from testkit.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply, Serve
 from testkit.stack_env import own_engines_env
 
 pytestmark = pytest.mark.integration
@@ -31,10 +30,8 @@ PAGE = (
 
 
 @pytest.fixture
-def site() -> Iterator[FixtureServer]:
-    with FixtureServer("127.0.0.2") as s:
-        s.routes["/article"] = Reply(PAGE)
-        yield s
+def site(serve: Serve) -> FixtureServer:
+    return serve({"/article": Reply(PAGE)}, "127.0.0.2")
 
 
 async def collect(nats_url: str, until_done: int, timeout: float) -> list[object]:

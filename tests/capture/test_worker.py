@@ -7,7 +7,6 @@ import contextlib
 import hashlib
 import socket
 import threading
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +24,7 @@ from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinarie
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, MODELS, RESULTS
-from testkit.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply, Serve
 from testkit.rawserver import Behaviour, RawServer, head
 
 pytestmark = pytest.mark.integration
@@ -82,10 +81,8 @@ class Harness:
 
 
 @pytest.fixture
-async def site() -> AsyncIterator[FixtureServer]:
-    with FixtureServer("127.0.0.2") as s:
-        s.routes["/p"] = Reply(PAGE)
-        yield s
+def site(serve: Serve) -> FixtureServer:
+    return serve({"/p": Reply(PAGE)}, "127.0.0.2")
 
 
 async def test_a_job_streams_records_and_uploads_artifacts(

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from testkit.chaos import count, record
-from testkit.live_writer import REPO, LiveWriter, publish_all, until, writer_idle
+from testkit.live_writer import REPO, LiveWriter, publish_all, writer_idle
+from testkit.waiting import until
 from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration

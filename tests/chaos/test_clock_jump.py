@@ -4,27 +4,13 @@ apply function as `now`), so a jump is a test input: jobs still end, nothing dou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
-
-from services.writer.db import open_db
 from shared.hooks.records import ArchiveResultRecord
 from testkit.chaos import record
 from testkit.writer_harness import T0, Harness, done, event, occ, post
 
 N = 10
-
-
-@pytest.fixture
-def h(tmp_path: Path) -> Iterator[Harness]:
-    conn = open_db(tmp_path / "archive.sqlite3")
-    try:
-        yield Harness(conn)
-    finally:
-        conn.close()
 
 
 def finish(h: Harness, job_id: int) -> None:

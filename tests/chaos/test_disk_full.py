@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from testkit.chaos import count, record
-from testkit.live_writer import LiveWriter, publish_all, until, writer_idle
+from testkit.live_writer import LiveWriter, publish_all, writer_idle
 from testkit.small_disk import fill, small_disk
+from testkit.waiting import until
 from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration

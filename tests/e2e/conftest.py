@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import own_engines_env
+from testkit.waiting import wait_for
 
 
 @dataclass
@@ -69,18 +69,16 @@ class Running:
             return db.execute(sql, args).fetchall()
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.25)
-        logs = self.stack.data_dir / "logs"
-        tails = "\n".join(
-            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
-            for p in sorted(logs.glob("*.log"))
-        )
-        pytest.fail(f"timed out waiting for {what}\n{tails}")
+        """predicate()'s first true answer; fails with every service's log tail."""
+
+        def tails() -> str:
+            logs = self.stack.data_dir / "logs"
+            return "\n".join(
+                f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
+                for p in sorted(logs.glob("*.log"))
+            )
+
+        return wait_for(predicate, timeout, what, interval=0.25, explain=tails)
 
     def index(self) -> list[dict[str, Any]]:
         try:

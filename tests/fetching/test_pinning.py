@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +12,12 @@ import pytest
 
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.pinning import pinned_transport
-from testkit.httpserver import FixtureServer, Reply
+from testkit.httpserver import FixtureServer, Reply, Serve
 
 
 @pytest.fixture
-def site() -> Iterator[FixtureServer]:
-    with FixtureServer() as s:
-        s.routes["/page"] = Reply(b"<p>pinned</p>")
-        yield s
+def site(serve: Serve) -> FixtureServer:
+    return serve({"/page": Reply(b"<p>pinned</p>")})
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import JOB_MEDIA, MODELS, RESULTS
 from testkit.mediaserver import MediaServer, Served, make_clip
+from testkit.waiting import until
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -77,14 +78,6 @@ async def results(nats_url: str) -> AsyncIterator[list[object]]:
     yield got
     task.cancel()
     await nc.close()
-
-
-async def wait_for(predicate: object, timeout: float) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():  # type: ignore[operator]
-        assert loop.time() < deadline, "timed out"
-        await asyncio.sleep(0.1)
 
 
 def digest_of(path: Path) -> tuple[str, int]:
@@ -148,20 +141,20 @@ async def test_worker_killed_mid_download_loses_nothing(
                 for m in results
             )
 
-        await wait_for(progressed, 60)
+        await until(progressed, 60, "a Progress record")
     finally:
         first.kill(signal.SIGKILL)
     scratch = tmp_path / "data" / "scratch" / f"media-{first.proc.pid}"
     assert scratch.is_dir(), "the dead worker left its scratch folder"
     # the orphaned hook notices nobody reads its output, deletes its partial files and exits
-    await wait_for(lambda: not processes_under(scratch), 30)
+    await until(lambda: not processes_under(scratch), 30, "the hook processes gone")
     leftovers = [p.name for p in scratch.rglob("*") if p.is_file() and ".part" in p.name]
     assert not leftovers, leftovers
     assert not [m for m in results if isinstance(m, CaptureDone)], "the killed run never finished"
 
     second = MediaWorker(env, tmp_path / "worker2.log")
     try:
-        await wait_for(lambda: any(isinstance(m, CaptureDone) for m in results), 120)
+        await until(lambda: any(isinstance(m, CaptureDone) for m in results), 120, "CaptureDone")
     finally:
         second.kill(signal.SIGTERM)
     assert not scratch.exists(), "the next worker swept the dead worker's scratch folder"

@@ -3,14 +3,12 @@ video under two URLs is downloaded once, and both links show it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
-from services.web.state import WebState
 from services.writer.db import open_db
 from shared.hooks.records import (
     ArchiveResultRecord,
@@ -20,7 +18,6 @@ from shared.hooks.records import (
     ProgressRecord,
 )
 from testkit.writer_harness import Harness, done, event, occ, post
-from tests.web.conftest import client_for, web_settings
 
 FETCH = "on_Snapshot__61_fetch.py"
 MEDIA = "on_Snapshot__63_media.bg.py"
@@ -66,14 +63,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     h.apply(event(vimeo, 0, ProgressRecord(downloaded_bytes=1024, total_bytes=4096, percent=25.0)))
     h.conn.close()
     return data
-
-
-@pytest.fixture
-async def client(archive: Path) -> AsyncIterator[httpx.AsyncClient]:
-    state = WebState.of(web_settings(archive))
-    async with client_for(state) as c:
-        yield c
-    state.db.dispose()
 
 
 async def test_both_links_show_the_one_download(client: httpx.AsyncClient) -> None:

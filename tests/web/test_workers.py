@@ -5,16 +5,18 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from multiprocessing import AuthenticationError
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from services.supervisor.children import Child, free_ports
 from services.web.ratelimit import SharedLimits, SlidingWindow
+from shared import processes
+from testkit.waiting import wait_for
 
 
 def test_shared_limits_are_one_set_for_every_client(tmp_path: Path) -> None:
@@ -39,28 +41,7 @@ def test_shared_limits_are_one_set_for_every_client(tmp_path: Path) -> None:
 
 
 def children_of(pid: int) -> set[int]:
-    out = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == str(pid) and fields[0] != "Z":
-            out.add(int(stat.parent.name))
-    return out
-
-
-def wait_for(what: str, ok, timeout: float = 60):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = ok()
-        except httpx.HTTPError:
-            value = None
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
+    return set(processes.children(pid))
 
 
 @pytest.fixture
@@ -83,7 +64,13 @@ def web(archive: Path, nats_url: str, tmp_path: Path) -> Iterator[tuple[Child, s
     child.start()
     base = f"http://127.0.0.1:{web_port}"
     try:
-        wait_for("the web", lambda: httpx.get(f"{base}/index.json", timeout=5).status_code == 200)
+        wait_for(
+            lambda: httpx.get(f"{base}/index.json", timeout=5).status_code == 200,
+            60,
+            "the web answering",
+            interval=0.2,
+            ignore=(httpx.HTTPError,),
+        )
         yield child, base
     finally:
         child.stop()
@@ -99,13 +86,14 @@ def requests_of(base: str, route: str) -> float:
 
 
 def submit(base: str, url: str) -> int:
-    """POST /submit on a new connection (so on either worker); 503s (a worker whose NATS
-    connection is not up yet) are asked again."""
-    while True:
+    """POST /submit on a new connection (so on either worker); a 503 (a worker whose NATS
+    connection is not up yet) is asked again, for 30 s at the most."""
+
+    def answer() -> int | None:
         status = httpx.post(f"{base}/submit", json={"url": url}, timeout=10).status_code
-        if status != 503:
-            return status
-        time.sleep(0.2)
+        return None if status == 503 else status
+
+    return wait_for(answer, 30, f"an answer but 503 to POST /submit {url}", interval=0.2)
 
 
 @pytest.mark.integration
@@ -113,9 +101,12 @@ def test_workers_share_one_port_one_set_of_limits_and_their_metrics(
     web: tuple[Child, str],
 ) -> None:
     child, base = web
-    workers = wait_for(
-        "two workers", lambda: len(children_of(child.pid)) == 2 and children_of(child.pid)
-    )
+
+    def two_workers() -> set[int] | None:
+        found = children_of(child.pid)
+        return found if len(found) == 2 else None
+
+    workers = wait_for(two_workers, 60, "two workers")
     before = requests_of(base, "/search.json")
     for _ in range(12):  # each on a new connection: whichever worker accepts it
         reply = httpx.get(f"{base}/search.json", params={"q": "sourdough"}, timeout=5)
@@ -133,40 +124,36 @@ def test_workers_share_one_port_one_set_of_limits_and_their_metrics(
     dead = min(workers)
     os.kill(dead, signal.SIGKILL)
     wait_for(
-        "a new worker",
         lambda: len(children_of(child.pid)) == 2 and dead not in children_of(child.pid),
+        60,
+        "a new worker",
     )
     assert httpx.get(f"{base}/links/1.json", timeout=5).status_code == 200
     assert requests_of(base, "/search.json") == before + 12  # the dead one's count is kept
 
     current = children_of(child.pid)
     assert child.stop() == 0
-    assert not any(Path(f"/proc/{pid}").exists() for pid in current)
+    assert not any(processes.exists(pid) for pid in current)
 
 
 def established_by_pid(port: int, pids: set[int]) -> dict[int, int]:
-    """How many established connections to 127.0.0.1:`port` each process holds (read from
-    /proc: the sockets' inodes in /proc/net/tcp, matched with each process's fds)."""
-    inodes = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
-            inodes.add(fields[9])
+    """How many established connections to 127.0.0.1:`port` each process holds."""
     held = {}
     for pid in pids:
-        links = []
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                links.append(os.readlink(fd))
-            except OSError:
-                continue
-        held[pid] = sum(1 for link in links if link[8:-1] in inodes and link.startswith("socket:"))
+        try:
+            conns = psutil.Process(pid).net_connections(kind="tcp")
+        except psutil.NoSuchProcess:
+            conns = []
+        held[pid] = sum(
+            1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port
+        )
     return held
 
 
 def test_kept_alive_connections_even_out_over_the_workers(web: tuple[Child, str]) -> None:
     """However the kernel hashed 24 connections, a worker above its share closes some
-    (`Connection: close`) and clients that reconnect as HTTP/1.1 clients do end up 12/12."""
+    (`Connection: close`) and clients that reconnect as HTTP/1.1 clients do end up holding
+    12 each (asked round after round until they do, within a deadline)."""
     child, base = web
     port = int(base.rsplit(":", 1)[1])
     clients = [httpx.Client(base_url=base, timeout=10) for _ in range(24)]
@@ -179,13 +166,15 @@ def test_kept_alive_connections_even_out_over_the_workers(web: tuple[Child, str]
             response = client.get("/index.json?limit=1")  # httpx reconnects after a close
             closed += response.headers.get("connection") == "close"
 
+    def even() -> dict[int, int] | None:
+        request_each()
+        held = established_by_pid(port, workers)
+        return held if sorted(held.values()) == [12, 12] else None
+
     try:
         request_each()  # a worker may close some already while the connections arrive
         landed = established_by_pid(port, workers)
-        for _ in range(30):
-            request_each()
-        held = established_by_pid(port, workers)
-        assert sorted(held.values()) == [12, 12], (landed, held, closed)
+        held = wait_for(even, 60, "12 connections on each worker", interval=0)
         # what the busier worker held past its share, and those closed before the count
         shed = max(landed.values()) - 12 + 24 - sum(landed.values())
         assert closed >= shed, (landed, held, closed)

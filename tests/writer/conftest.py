@@ -7,23 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from services.writer.db import open_db
 from testkit.live_writer import LiveWriter
-from testkit.writer_harness import Harness
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "archive.sqlite3"
-
-
-@pytest.fixture
-def h(db_path: Path) -> Iterator[Harness]:
-    conn = open_db(db_path)
-    try:
-        yield Harness(conn)
-    finally:
-        conn.close()
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from shared import bus
-from testkit.live_writer import publish_all, until, writer_idle
+from testkit.live_writer import publish_all, writer_idle
+from testkit.waiting import until
 from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration

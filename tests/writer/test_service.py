@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
 import sqlite3
@@ -18,7 +17,8 @@ from shared.messages import CaptureJob
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS
-from testkit.live_writer import publish_all, until, writer_idle
+from testkit.live_writer import publish_all, writer_idle
+from testkit.waiting import until
 from testkit.writer_harness import occ, post, user_tables
 from tests.writer.scenario import capture_messages, feed_messages
 
@@ -132,6 +132,9 @@ async def test_writer_process_end_to_end(
         assert not [b for b in blobs if marker.encode() in b], marker
 
 
+RETRIED = 'dla_writer_messages_total{outcome="retried",subject="feed.post"}'
+
+
 async def test_a_database_locked_at_start_is_waited_for(
     tmp_path: Path, nats_url: str, live_writer
 ) -> None:
@@ -140,9 +143,12 @@ async def test_a_database_locked_at_start_is_waited_for(
     blocker = sqlite3.connect(data / "archive.sqlite3", isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # held before the writer even starts
     writer = live_writer(data, nats_url).start()
-    await asyncio.sleep(4)  # longer than the busy timeout: opening fails and is retried
+    writer.wait_for(
+        lambda: "cannot open the database" in writer.log_path.read_text(errors="replace"),
+        30,
+        "opening the locked database failing (and being retried)",
+    )
     assert writer.child is not None and writer.child.alive()
-    assert "cannot open the database" in writer.log_path.read_text()
     blocker.execute("ROLLBACK")
     blocker.close()
     await publish_all(nats_url, [post("after-lock", occ("https://x.com/a/status/1"))])
@@ -170,7 +176,12 @@ async def test_a_locked_database_delays_messages_but_loses_none(
                 return (await client.get(f"{writer.metrics_url}/healthz")).status_code == 503
 
             await until(unhealthy, 15, "/healthz reports the database error")
-        await asyncio.sleep(3)  # longer than the writer's busy timeout: the batch fails too
+
+            async def retried() -> bool:
+                metrics = (await client.get(f"{writer.metrics_url}/metrics")).text
+                return RETRIED in metrics
+
+            await until(retried, 15, "a batch failing on the lock and being retried")
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
@@ -180,6 +191,6 @@ async def test_a_locked_database_delays_messages_but_loses_none(
     async with httpx.AsyncClient() as client:
         assert (await client.get(f"{writer.metrics_url}/healthz")).status_code == 200
         metrics = (await client.get(f"{writer.metrics_url}/metrics")).text
-    assert 'dla_writer_messages_total{outcome="retried",subject="feed.post"}' in metrics
+    assert RETRIED in metrics
     assert writer.count("archive_jobs") == 20
     assert writer.stop() == 0
