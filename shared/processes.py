@@ -4,8 +4,9 @@ supervisor's reaper, the archiver's browser watch and the worker's scratch sweep
 here.
 
 Start times are psutil's `create_time()` (seconds since the epoch, from the boot time and the
-process's start ticks); `clock()` is now on that same clock, so a start time compared with it
-is exact to a tick (the wall clock is not: psutil's boot time is whole seconds).
+process's start ticks); `clock()` tells the present time on that same clock, so a start
+time compared with it is exact to a tick (the wall clock is not: psutil's boot time is whole
+seconds).
 
 One fact psutil does not give: a process's resident memory that no file backs (`RssAnon +
 RssShmem` of /proc/<pid>/status, which psutil folds into `rss` and `shared`). The renderer

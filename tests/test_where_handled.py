@@ -88,3 +88,68 @@ def test_every_table_has_exactly_the_one_writer_the_docs_name() -> None:
         relative = str(path.relative_to(REPO))
         for table in written:
             assert owners[table] == relative, f"{relative} writes {table}, owned by {owners[table]}"
+
+
+RULES = (
+    "error outcome",
+    "URL scheme",
+    "address judgement",
+    "sanitiser",
+    "plugin defaults",
+    "archive decision",
+    "media decisions",
+    "domain back-off",
+    "process facts",
+)
+"""The rules issue 22 gave one owner each: every one has its row."""
+
+
+def test_every_rule_is_decided_in_exactly_one_place_that_exists() -> None:
+    rows = _rows("rule")
+    names = [rule.split(":")[0] for rule, _, _ in rows]
+    assert len(names) == len(set(names)), "one row per rule"
+    for wanted in RULES:
+        assert any(name.startswith(wanted) for name in names), f"no row for {wanted}"
+    for rule, owner, _ in rows:
+        assert " " not in owner and "," not in owner, f"{rule}: one place, not {owner}"
+        path, _, function = owner.partition(":")
+        if "<name>" in path:  # one per plugin: every plugin has it
+            plugins = [p for p in (REPO / "plugins").iterdir() if (p / "__init__.py").exists()
+                       or any(p.glob("on_Snapshot__*"))]  # fmt: skip
+            assert plugins and all(
+                (REPO / path.replace("<name>", p.name)).exists() for p in plugins
+            )
+        elif path.endswith("/"):
+            assert (REPO / path).is_dir(), owner
+        else:
+            assert (REPO / path).is_file(), owner
+            assert not function or function in _functions(REPO / path), owner
+
+
+SPELLED_ONLY_BY = {
+    "shared/hooks/error_codes.py": re.compile(r"""["']\^?E_\[A-Z"""),  # a pattern over codes
+    "shared/links/urlparts.py": re.compile(
+        r"""\(\s*["']https?(?::/*)?["']\s*,\s*["']https?(?::/*)?["']\s*\)"""  # ("http", "https")
+    ),
+    "shared/processes.py": re.compile(r"/proc/"),
+}
+"""A rule's tell-tale spelling, and the one module that may spell it."""
+ALSO = {
+    "shared/hooks/limits.py": "a hook at its memory limit reads its own VmData by hand",
+    "shared/pageclient.py": "/proc/self/fd/N/name: a path trick for long socket paths",
+}
+"""Modules allowed a spelling anyway, and why (see shared/processes.py)."""
+
+
+def test_no_rule_is_spelled_outside_its_owner() -> None:
+    product = [p for top in ("shared", "services", "plugins") for p in (REPO / top).rglob("*.py")]
+    found = []
+    for path in product:
+        relative = str(path.relative_to(REPO))
+        if "tests" in path.relative_to(REPO).parts or relative in ALSO:
+            continue
+        text = path.read_text()
+        for owner, spelling in SPELLED_ONLY_BY.items():
+            if relative != owner and spelling.search(text):
+                found.append(f"{relative} spells what {owner} decides")
+    assert not found, found

@@ -16,7 +16,7 @@ SCROLL_JS = (Path(__file__).parent / "scroll.js").read_text()
 
 def loads_lazily(page: pc.PageClient) -> bool:
     """Whether the page shows lazy loading (the archiver's `lazy` operation); a page whose
-    scripts broke the check (E_PAGE_SCRIPT) is scrolled, as every page was before."""
+    scripts broke the check (E_PAGE_SCRIPT) is scrolled, to be safe."""
     try:
         return any(page.lazy().values())
     except pc.PageError as exc:

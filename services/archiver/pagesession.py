@@ -40,6 +40,7 @@ from services.archiver.browser import BrowserBroker
 from services.archiver.egress import EgressPolicy, EgressProxy
 from services.archiver.renderers import RendererKill
 from shared import pageclient as proto
+from shared.links.urlparts import SCHEME_PREFIXES
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +326,7 @@ class PageSession:
         wait_until: Literal["commit", "domcontentloaded", "load", "networkidle"] = (
             req.get("wait_until") or "load"
         )
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        if not isinstance(url, str) or not url.startswith(SCHEME_PREFIXES):
             raise OpError(proto.E_BAD_REQUEST, "url must be an http(s) URL")
         if wait_until not in LOAD_STATES:
             raise OpError(proto.E_BAD_REQUEST, f"wait_until must be one of {LOAD_STATES}")

@@ -5,8 +5,8 @@ Playwright gives each browser it launches a temporary profile
 (`org.chromium.Chromium.*`, named by the profile's `SingletonSocket` link), both in the
 temporary directory. Playwright's driver removes them when the browser closes, but not
 when the driver dies with it: a stop that signals the archiver's whole process group (as
-`dla down` does), an out-of-memory kill, or SIGKILL. Each such stop left one profile
-behind, forever.
+`dla up` does when it stops), an out-of-memory kill, or SIGKILL: each such stop leaves one
+profile behind.
 
 `sweep_stale_profiles` removes the profiles no running process uses (no process's command
 line names it as `--user-data-dir`) and the singleton directories whose socket nobody

@@ -38,6 +38,8 @@ from urllib.parse import urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from shared.links.urlparts import SCHEME_PREFIXES
+
 CONTEXT_CHARS = 200
 
 _SKIP_CLASSES = frozenset(
@@ -126,7 +128,7 @@ def _resolve(href: str, base_url: str) -> str | None:
     if not href:
         return None
     low = href[:8].lower()
-    if low.startswith(("http://", "https://")):
+    if low.startswith(SCHEME_PREFIXES):
         return href
     if _BARE_DOMAIN.match(href):
         return "http://" + href
@@ -134,7 +136,7 @@ def _resolve(href: str, base_url: str) -> str | None:
         url = urljoin(base_url, href)
     except ValueError:
         return None
-    return url if url[:8].lower().startswith(("http://", "https://")) else None
+    return url if url[:8].lower().startswith(SCHEME_PREFIXES) else None
 
 
 def _snippet(text: str, needle: str, start: int) -> tuple[str, int]:
@@ -344,7 +346,7 @@ def extract_links_text(
         out: list[ExtractedLink] = []
         for m in _TEXT_URL.finditer(text):
             raw = _trim(m.group())
-            if len(raw) < 8 or raw.lower() in ("http://", "https://"):
+            if len(raw) < 8 or raw.lower() in SCHEME_PREFIXES:
                 continue
             url = raw if raw[:4].lower() == "http" else "http://" + raw
             if _host_of(url).lower() in own:

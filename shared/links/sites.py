@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from shared.links.domains import registrable_domain
-from shared.links.urlparts import UrlParts
+from shared.links.urlparts import SCHEME_PREFIXES, UrlParts
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ def _redirect(p: UrlParts, target: str | None) -> SiteResult | None:
     if target is None:
         return None
     target = unquote(target)
-    if not target.lower().startswith(("http://", "https://")):
+    if not target.lower().startswith(SCHEME_PREFIXES):
         return None
     return SiteResult(p, redirect=target)
 

@@ -39,7 +39,9 @@ no link worth archiving is longer and such strings are usually pasted blobs."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
 SUPPORTED_SCHEMES = frozenset(DEFAULT_PORTS)
 """The one scheme rule: the schemes we capture, follow and link to. Everything that asks
-"is this a web URL" asks `supported_scheme` (or this set)."""
+"is this a web URL" asks `supported_scheme` (or this set, or SCHEME_PREFIXES)."""
+SCHEME_PREFIXES = tuple(f"{scheme}://" for scheme in sorted(SUPPORTED_SCHEMES))
+"""`http://`, `https://`: how an absolute web URL starts."""
 
 Query = tuple[tuple[str, str | None], ...]
 
