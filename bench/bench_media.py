@@ -49,6 +49,38 @@ if mode == "worker":
             await store.put_file(key, path, "video/mp4")
             return before, time.perf_counter() - t0
     before, seconds = asyncio.run(main())
+elif mode == "transfer":  # the S3 client's transfer manager (bench/compare_s3_upload.py)
+    import hashlib
+    from boto3.s3.transfer import TransferConfig
+    from shared.s3 import PART_SIZE, UPLOAD_PARTS_IN_FLIGHT, ObjectStore
+    from shared.settings import CommonSettings
+
+    class Reader:
+        def __init__(self, fh):
+            self.fh = fh
+        async def read(self, n):
+            return await asyncio.to_thread(self.fh.read, n)
+
+    async def main():
+        async with ObjectStore(CommonSettings()) as store:
+            before = rss_kb()
+            t0 = time.perf_counter()
+            digest = hashlib.sha256()
+            def hashed(data):
+                digest.update(data)
+                return data
+            config = TransferConfig(multipart_threshold=PART_SIZE,  # as put_file's
+                                    multipart_chunksize=PART_SIZE,
+                                    max_concurrency=UPLOAD_PARTS_IN_FLIGHT,
+                                    max_io_queue=UPLOAD_PARTS_IN_FLIGHT,  # memory bound
+                                    io_chunksize=1 << 20)
+            with path.open("rb") as fh:
+                await store.client.upload_fileobj(
+                    Reader(fh), store.bucket, key, ExtraArgs={"ContentType": "video/mp4"},
+                    Config=config, Processing=hashed)
+            digest.hexdigest()
+            return before, time.perf_counter() - t0
+    before, seconds = asyncio.run(main())
 else:
     import boto3
     from boto3.s3.transfer import TransferConfig
