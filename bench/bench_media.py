@@ -16,11 +16,13 @@ Run: ``.venv/bin/python -m bench.bench_media [--sizes-mb 100,500] [--rounds 2]``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from statistics import median
 
@@ -108,6 +110,24 @@ def make_file(path: Path, size_mb: int) -> None:
         fh.write(block[: (size_mb % 8) << 20])
 
 
+@contextlib.contextmanager
+def s3_env(root: Path) -> Iterator[dict[str, str]]:
+    """A SeaweedFS for the run (stopped at the end): the env an upload child needs."""
+    creds = S3Credentials("benchkey", "bench-secret-value-0123456789")
+    weed = start_weed(root / "s3", BUCKET, creds, root / "weed.log")
+    try:
+        yield {
+            **os.environ,
+            "S3_ENDPOINT": weed.endpoint,
+            "S3_BUCKET": BUCKET,
+            "AWS_ACCESS_KEY_ID": creds.access_key,
+            "AWS_SECRET_ACCESS_KEY": creds.secret_key,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        }
+    finally:
+        weed.child.stop()
+
+
 def upload(mode: str, path: Path, key: str, env: dict[str, str]) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, mode, str(path), key],
@@ -117,43 +137,41 @@ def upload(mode: str, path: Path, key: str, env: dict[str, str]) -> dict[str, fl
     return result
 
 
+def measure(
+    modes: tuple[str, ...], sizes: list[int], rounds: int
+) -> dict[tuple[int, str], tuple[float, float, float]]:
+    """(size, mode) -> (median seconds, peak RSS MB, MB added by the upload), each upload
+    in a fresh process on one SeaweedFS, the modes alternated within each round."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="bench-media-") as tmp, s3_env(Path(tmp)) as env:
+        for size in sizes:
+            path = Path(tmp) / f"{size}.bin"
+            make_file(path, size)
+            runs: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+            for r in range(rounds):
+                for mode in modes:
+                    res = upload(mode, path, f"bench/{mode}/{size}/{r}.bin", env)
+                    runs[mode].append(res)
+                    print(mode, size, res, flush=True)
+            path.unlink()
+            for mode, results in runs.items():
+                out[(size, mode)] = (
+                    median(x["seconds"] for x in results),
+                    max(x["peak_kb"] for x in results) / 1024,
+                    max(x["peak_kb"] - x["before_kb"] for x in results) / 1024,
+                )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes-mb", default="100,500")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes_mb.split(",")]
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="bench-media-") as tmp:
-        root = Path(tmp)
-        creds = S3Credentials("benchkey", "bench-secret-value-0123456789")
-        weed = start_weed(root / "s3", BUCKET, creds, root / "weed.log")
-        env = {
-            **os.environ,
-            "S3_ENDPOINT": weed.endpoint,
-            "S3_BUCKET": BUCKET,
-            "AWS_ACCESS_KEY_ID": creds.access_key,
-            "AWS_SECRET_ACCESS_KEY": creds.secret_key,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-        }
-        try:
-            for size in sizes:
-                path = root / f"{size}.bin"
-                make_file(path, size)
-                runs: dict[str, list[dict[str, float]]] = {"worker": [], "boto3": []}
-                for r in range(args.rounds):
-                    for mode in ("worker", "boto3"):
-                        res = upload(mode, path, f"bench/{mode}/{size}/{r}.bin", env)
-                        runs[mode].append(res)
-                        print(mode, size, res, flush=True)
-                path.unlink()
-                for mode, results in runs.items():
-                    seconds = median(x["seconds"] for x in results)
-                    peak = max(x["peak_kb"] for x in results) / 1024
-                    added = max(x["peak_kb"] - x["before_kb"] for x in results) / 1024
-                    rows.append((size, mode, size / seconds, seconds, peak, added))
-        finally:
-            weed.child.stop()
+    rows = [(size, mode, size / sec, sec, peak, added)
+            for (size, mode), (sec, peak, added) in measure(("worker", "boto3"), sizes,
+                                                            args.rounds).items()]  # fmt: skip
     by = {(s, m): (mbps, sec, peak, added) for s, m, mbps, sec, peak, added in rows}
     lines = [
         "| file | uploader | MB/s (median) | seconds | peak RSS MB | added by the upload MB |",

@@ -19,13 +19,8 @@ Run: ``.venv/bin/python -m bench.compare_s3_upload [--sizes-mb 100,500] [--round
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
-from pathlib import Path
-from statistics import median
 
-from bench.bench_media import BUCKET, make_file, upload
-from services.supervisor.infra import S3Credentials, start_weed
+from bench.bench_media import measure
 
 MODES = {"worker": "`ObjectStore.put_file`", "transfer": "aioboto3 `upload_fileobj`"}
 
@@ -39,38 +34,11 @@ def main() -> None:
         "| file | uploader | MB/s (median) | seconds | added by the upload MB (max) |",
         "|---|---|---|---|---|",
     ]
-    with tempfile.TemporaryDirectory(prefix="compare-s3-") as tmp:
-        root = Path(tmp)
-        creds = S3Credentials("benchkey", "bench-secret-value-0123456789")
-        weed = start_weed(root / "s3", BUCKET, creds, root / "weed.log")
-        env = {
-            **os.environ,
-            "S3_ENDPOINT": weed.endpoint,
-            "S3_BUCKET": BUCKET,
-            "AWS_ACCESS_KEY_ID": creds.access_key,
-            "AWS_SECRET_ACCESS_KEY": creds.secret_key,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-        }
-        try:
-            for size in (int(s) for s in args.sizes_mb.split(",")):
-                path = root / f"{size}.bin"
-                make_file(path, size)
-                runs: dict[str, list[dict[str, float]]] = {m: [] for m in MODES}
-                for r in range(args.rounds):
-                    for mode in MODES:  # alternated, so drift in load hits both
-                        res = upload(mode, path, f"compare/{mode}/{size}/{r}.bin", env)
-                        runs[mode].append(res)
-                        print(mode, size, res, flush=True)
-                path.unlink()
-                for mode, results in runs.items():
-                    seconds = median(x["seconds"] for x in results)
-                    added = max(x["peak_kb"] - x["before_kb"] for x in results) / 1024
-                    lines.append(
-                        f"| {size} MB | {MODES[mode]} | {size / seconds:.0f} | {seconds:.2f}"
-                        f" | {added:.0f} |"
-                    )
-        finally:
-            weed.child.stop()
+    sizes = [int(s) for s in args.sizes_mb.split(",")]
+    for (size, mode), (seconds, _, added) in measure(tuple(MODES), sizes, args.rounds).items():
+        lines.append(
+            f"| {size} MB | {MODES[mode]} | {size / seconds:.0f} | {seconds:.2f} | {added:.0f} |"
+        )
     print("\n".join(lines))
 
 
