@@ -53,7 +53,10 @@ E_TIMEOUT = "E_PAGE_TIMEOUT"
 E_REFUSED = "E_PAGE_REFUSED"
 """The target policy refused the page's address (production mode, private address)."""
 E_NAVIGATION = "E_PAGE_NAVIGATION"
-"""The browser could not load the page (DNS, connection, TLS, too many redirects, ...)."""
+"""The browser could not load the page (connection, TLS, too many redirects, ...)."""
+E_DNS = "E_PAGE_DNS"
+"""The page's host name could not be resolved for now (no DNS answer): retried later. A
+name that does not exist is a refused target (E_PAGE_REFUSED), as for the raw fetch."""
 E_TRUNCATED = "E_PAGE_TRUNCATED"
 """The main document's body broke off after its response (the byte cap, or the server
 closed early): the page holds what arrived."""

@@ -1,15 +1,20 @@
 """Which capture targets are allowed: in production, never private, loopback or link-local.
 
-Checked before the first request and again for every redirect hop; the fetch then connects
-to the checked address itself (``checked_addresses`` + shared/fetching/pinning.py), never
-resolving the name a second time (no DNS rebinding). Tests and local demos set
-ALLOW_PRIVATE_TARGETS=true explicitly.
+The one judge of a capture target's address, used by the raw fetch (`shared/fetching`), the
+poller's short-link resolver and the archiver's egress proxy (every request of the browser).
+Checked before the first request and again for every redirect hop; callers then connect to
+a checked address themselves (``checked_addresses`` + shared/fetching/pinning.py, or the
+egress proxy), never resolving the name a second time (no DNS rebinding). Tests and local
+demos set ALLOW_PRIVATE_TARGETS=true explicitly.
 
 Names are resolved through ``resolver`` (``socket.getaddrinfo`` unless replaced with
 ``use_resolver``: tests map names to private addresses this way without touching system
-files). A lookup that fails temporarily (``EAI_AGAIN``: no answer from the DNS server for
-now) raises TargetUnresolved, which callers retry later; a name that does not exist, or
-resolves to a non-public address, raises TargetRefused.
+files), and every answer goes through the process's DNS cache (`shared/dnscache.py`: one
+lookup per name shared by every request, answers and "no such name" kept 60 s, lookups in
+the cache's own threads). A lookup that fails for now
+(``EAI_AGAIN``: no answer from the DNS server, or none within the caller's timeout) raises
+TargetUnresolved, which callers retry later; a name that does not exist raises NoSuchHost,
+a TargetRefused, as does one that resolves to a non-public address.
 """
 
 from __future__ import annotations
@@ -19,15 +24,13 @@ import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from shared.errors import TargetRefused, TargetUnresolved
+from shared.dnscache import TEMPORARY_DNS_ERRORS, DnsCache, Lookup
+from shared.errors import NoSuchHost, TargetRefused, TargetUnresolved
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
-Resolver = Callable[[str, int], list[str]]
+Resolver = Lookup
 """(host, port) -> every address it resolves to; raises socket.gaierror."""
-
-TEMPORARY_DNS_ERRORS = frozenset({socket.EAI_AGAIN})
-"""getaddrinfo errors that say "try again later" rather than "no such name"."""
 
 
 NAT64_PREFIXES = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
@@ -58,7 +61,10 @@ ALSO_REFUSED = (
 """Networks refused although some Python versions call parts of them global."""
 
 
-def refused_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def refused_address(ip: IpAddress) -> bool:
     """True for any address that is not globally routable unicast (private, loopback, ...),
     including IPv6 forms that embed such an IPv4 address."""
     if isinstance(ip, ipaddress.IPv6Address):
@@ -77,24 +83,47 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 
 resolver: Resolver = system_resolver
+dns_cache = DnsCache()
+"""The process's DNS answers."""
 
 
 def use_resolver(fn: Resolver | None) -> None:
-    """Resolve names with fn from now on (None: the system resolver again)."""
+    """Resolve names with fn from now on (None: the system resolver again); forgets the
+    answers cached so far."""
     global resolver
     resolver = fn or system_resolver
+    dns_cache.clear()
+
+
+def _lookup(host: str, port: int) -> list[str]:
+    return resolver(host, port)
+
+
+def _unresolved(host: str, exc: Exception) -> Exception:
+    """The error of a failed lookup: for now (TargetUnresolved) or for good (NoSuchHost)."""
+    if isinstance(exc, socket.gaierror) and exc.errno in TEMPORARY_DNS_ERRORS:
+        return TargetUnresolved(f"cannot resolve {host} for now: {exc}")
+    return NoSuchHost(f"cannot resolve {host}: {exc}")
 
 
 def resolve(host: str, port: int) -> list[str]:
-    """Every address the host resolves to (TargetUnresolved when DNS fails for now)."""
+    """Every address the host resolves to, blocking (TargetUnresolved when DNS fails for
+    now, TargetRefused when the name does not exist)."""
     try:
-        return resolver(host, port)
-    except socket.gaierror as exc:
-        if exc.errno in TEMPORARY_DNS_ERRORS:
-            raise TargetUnresolved(f"cannot resolve {host} for now: {exc}") from exc
-        raise TargetRefused(f"cannot resolve {host}: {exc}") from exc
-    except UnicodeError as exc:  # an IDNA label Python cannot encode
-        raise TargetRefused(f"cannot resolve {host}: {exc}") from exc
+        return dns_cache.resolve(_lookup, host, port)
+    except (OSError, UnicodeError) as exc:  # UnicodeError: an IDNA label it cannot encode
+        raise _unresolved(host, exc) from exc
+
+
+async def resolve_async(host: str, port: int, timeout: float | None = None) -> list[str]:
+    """`resolve` without blocking the event loop; no answer within `timeout` seconds is a
+    failure for now (TargetUnresolved; the lookup goes on and its answer is cached)."""
+    try:
+        return await dns_cache.resolve_async(_lookup, host, port, timeout)
+    except TimeoutError as exc:
+        raise TargetUnresolved(f"no DNS answer for {host} within {timeout:g} s") from exc
+    except (OSError, UnicodeError) as exc:
+        raise _unresolved(host, exc) from exc
 
 
 def check_target(url: str, *, allow_private: bool) -> list[str]:
@@ -125,17 +154,48 @@ def _host_port(url: str) -> tuple[str, int]:
     return host, port
 
 
-def checked_addresses(url: str, *, allow_private: bool) -> list[str]:
-    """The addresses of url's host, all checked: connect to one of THESE, never resolve the
-    name again (a second answer could differ: DNS rebinding). Resolves even when private
-    targets are allowed (the fetch needs an address to connect to); raises TargetRefused
-    (or TargetUnresolved) as check_target does."""
-    host, port = _host_port(url)
-    addrs = resolve(host, port)
+def judge(
+    host: str,
+    addrs: list[str],
+    *,
+    allow_private: bool,
+    refuse: Callable[[IpAddress], bool] = refused_address,
+) -> list[str]:
+    """addrs when host may be reached at them, else TargetRefused: no address at all, or
+    (unless private targets are allowed) any address `refuse` refuses."""
     if not addrs:
         raise TargetRefused(f"{host} resolves to no address")
     if not allow_private:
         for addr in addrs:
-            if refused_address(ipaddress.ip_address(addr.split("%", 1)[0])):
+            if refuse(ipaddress.ip_address(addr.split("%", 1)[0])):
                 raise TargetRefused(f"{host} resolves to non-public address {addr}")
     return addrs
+
+
+def checked_addresses(url: str, *, allow_private: bool) -> list[str]:
+    """The addresses of url's host, all checked: connect to one of THESE, never resolve the
+    name again (a second answer could differ: DNS rebinding). Resolves even when private
+    targets are allowed (the fetch needs an address to connect to); raises TargetRefused
+    (or TargetUnresolved) as check_target does. Blocking: async code awaits
+    ``checked_url``."""
+    host, port = _host_port(url)
+    return judge(host, resolve(host, port), allow_private=allow_private)
+
+
+async def checked_host(
+    host: str,
+    port: int,
+    *,
+    allow_private: bool,
+    timeout: float | None = None,
+    refuse: Callable[[IpAddress], bool] = refused_address,
+) -> list[str]:
+    """The checked addresses of host (see checked_addresses), without blocking the loop."""
+    addrs = await resolve_async(host, port, timeout)
+    return judge(host, addrs, allow_private=allow_private, refuse=refuse)
+
+
+async def checked_url(url: str, *, allow_private: bool, timeout: float | None = None) -> list[str]:
+    """checked_addresses without blocking the loop."""
+    host, port = _host_port(url)
+    return await checked_host(host, port, allow_private=allow_private, timeout=timeout)

@@ -1,8 +1,10 @@
 """Hook: load the link in the snapshot's browser page (step 2, before every DOM capture).
 
 Writes `navigate.json`: the URL asked for, final URL, HTTP status, response headers,
-redirect chain, whether a document loaded, what the target policy refused, and the page's
-response log and events so far. Prints a Snapshot record with the final URL. A loaded page
+redirect chain, whether a document loaded, what the target policy refused and what the
+egress proxy could not reach (`failed`), the page's response log and events so far, and how
+many of the page's own requests failed (`subresources`, `failed_subresources`: an ad server
+that does not answer is counted there and in the result's summary, and fails nothing). Prints a Snapshot record with the final URL. A loaded page
 is then waited for until it settles (NAVIGATE_SETTLE_MS, NAVIGATE_QUIET_MS; the archiver's
 `settle` operation), so what a script renders after the load event is in every later
 capture; navigate.json's `settle` says whether it did and how long it took.
@@ -14,7 +16,9 @@ capture; navigate.json's `settle` says whether it did and how long it took.
     the archiver's memory limit (BROWSER_MAX_RENDERER_MB: it was stopped)
                                        failed, soft  E_NAVIGATE_REFUSED / _DOWNLOAD / _REDIRECTS
                                                      / _TOO_LARGE / _RESOURCE_LIMIT
-    timeout, network error, browser    failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
+    timeout, network error, browser,   failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
+    no DNS answer for now                            / _DNS (a name that does not exist is
+                                                     refused, as for the raw fetch)
     the document's body broke off      failed, hard  E_NAVIGATE_TRUNCATED (retried; the page
     (the server closed early)                        captures that read navigate are skipped)
     no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
@@ -61,6 +65,8 @@ def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | 
         return "failed", "E_NAVIGATE_TRUNCATED", True
     if code == pc.E_TIMEOUT:
         return "failed", "E_NAVIGATE_TIMEOUT", True
+    if code == pc.E_DNS:
+        return "failed", "E_NAVIGATE_DNS", True
     if code is not None:
         return "failed", "E_NAVIGATE_FAILED", True
     if status is not None and status >= 400:
@@ -135,6 +141,9 @@ def main() -> int:
     status, error_code, hard = outcome(nav)
     error = nav.get("error") or {}
     summary = f"HTTP {nav.get('status')} {nav.get('final_url')}"
+    failed = int(log.get("failed_subresources") or 0)
+    if failed:  # first: the link page shows the start of a summary
+        summary = f"{failed} of {log.get('subresources')} page resources not loaded · {summary}"
     if error:
         summary = f"{error.get('code')}: {error.get('message')}"[:500]
     emit(ArchiveResultRecord(status=status, output_str=summary, error_code=error_code))

@@ -37,7 +37,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from services.archiver import lazywatch, settlewatch
 from services.archiver.browser import BrowserBroker
-from services.archiver.egress import EgressPolicy, EgressProxy
+from services.archiver.egress import ERROR_HEADER, EgressPolicy, EgressProxy, origin
 from services.archiver.renderers import RendererKill
 from shared import pageclient as proto
 from shared.links.urlparts import SCHEME_PREFIXES
@@ -100,6 +100,16 @@ that: a download or a navigation replacing the document (`ERR_ABORTED`), an auth
 left unanswered (`ERR_INVALID_AUTH_CREDENTIALS`, the 401 page is then shown)..."""
 
 
+PROXY_ERRORS = {
+    "refused": proto.E_REFUSED,
+    "no_such_host": proto.E_REFUSED,
+    "dns": proto.E_DNS,
+    "connect": proto.E_NAVIGATION,
+    "timeout": proto.E_TIMEOUT,
+}
+"""The egress proxy's error kinds (`X-Archiver-Error`) as the navigation's error codes."""
+
+
 class DocumentEndedEarly(Exception):
     """The main document's body broke off after its response (see `PageSession._goto`)."""
 
@@ -130,6 +140,14 @@ class PageSession:
         self._cdp_session: CDPSession | None = None
         self._in_flight: dict[Request, float] = {}
         """Requests the page has open (settlewatch.py), by when each started."""
+        self._doc_urls: list[str] = []
+        """Every request of the main frame's navigations (redirect hops too), in order."""
+        self._doc_origins: set[str] = set()
+        self.subresources = 0
+        """Requests of the page other than its main document."""
+        self.failed_subresources = 0
+        """Of those, how many failed (the egress proxy's error answers included; requests
+        the page cancelled itself, `ERR_ABORTED`, are not failures)."""
         self._network_at = time.monotonic()
         """When a request of the page last started or ended."""
         self._loaded_at = time.monotonic()
@@ -148,6 +166,7 @@ class PageSession:
             o.policy or EgressPolicy(), o.max_response_bytes, o.idle_timeout_s
         )
         self._proxy.log.max_entries = o.max_log_entries
+        self._proxy.is_document = self._is_document
         proxy_url = await self._proxy.start()
         self._stack.push_async_callback(self._proxy.close)
         try:
@@ -227,10 +246,19 @@ class PageSession:
             return OpError(proto.E_RESOURCE_LIMIT, self.memory_kill.describe())
         return OpError(proto.E_UNRESPONSIVE, why)
 
+    def _is_document(self, url: str, tunnel: bool) -> bool:
+        """EgressProxy.is_document: is this proxied request the page's main document?"""
+        return origin(url) in self._doc_origins if tunnel else url in self._doc_urls
+
+    def _is_main_document(self, request: Request) -> bool:
+        return request.is_navigation_request() and request.frame == request.frame.page.main_frame
+
     def _on_response(self, response: Response) -> None:
         request = response.request
-        if request.is_navigation_request() and response.frame == response.frame.page.main_frame:
+        if self._is_main_document(request):
             self._doc_response = response
+        elif response.headers.get(ERROR_HEADER):
+            self.failed_subresources += 1
         if len(self.responses) < self.options.max_log_entries:
             self.responses.append(
                 {
@@ -244,6 +272,11 @@ class PageSession:
 
     def _on_request(self, request: Request) -> None:
         self._network_at = time.monotonic()
+        if self._is_main_document(request):
+            self._doc_urls.append(request.url)
+            self._doc_origins.add(origin(request.url))
+        else:
+            self.subresources += 1
         if request.resource_type not in settlewatch.STREAM_TYPES:
             self._in_flight[request] = self._network_at
 
@@ -256,6 +289,8 @@ class PageSession:
         ended = self._doc_ended_early
         doc = self._doc_response
         failure = request.failure or "failed"
+        if failure != "net::ERR_ABORTED" and not self._is_main_document(request):
+            self.failed_subresources += 1
         if (
             ended is not None
             and not ended.done()
@@ -476,22 +511,22 @@ class PageSession:
             with contextlib.suppress(PlaywrightError):
                 headers = [[h["name"], h["value"]] for h in await response.headers_array()]
         final_url = response.url if response is not None else page.url
-        refused = self._proxy.log.refused_url(final_url) or self._proxy.log.refused_url(url)
-        if response is not None and response.headers.get("x-archiver-refused"):
-            refused = refused or {"reason": "refused"}
-        if refused is not None and (response is None or response.headers.get("x-archiver-refused")):
-            error = {"code": proto.E_REFUSED, "message": f"{final_url}: {refused.get('reason')}"}
+        proxied = self._proxy_error(url, response)
+        if proxied is not None:
+            error = proxied
+        truncated = [t for t in self._proxy.log.truncated if t.get("url") in (final_url, url)]
         truncated = [t for t in self._proxy.log.truncated if t.get("url") in (final_url, url)]
         document = (
             response is not None
+            and proxied is None
             and not self.crashed
-            and not (error and error["code"] in (proto.E_REFUSED, proto.E_DOWNLOAD))
+            and not (error and error["code"] == proto.E_DOWNLOAD)
             and not page.url.startswith(("chrome-error:", "about:"))
         )
         return {
             "url": url,
             "final_url": final_url,
-            "status": response.status if response is not None else None,
+            "status": response.status if response is not None and proxied is None else None,
             "status_text": response.status_text if response is not None else None,
             "headers": headers,
             "redirects": chain,
@@ -500,6 +535,22 @@ class PageSession:
             "error": error,
             "refused": self._proxy.log.refused[:50],
         }
+
+    def _proxy_error(self, url: str, response: Response | None) -> dict[str, str] | None:
+        """The navigation's error when the egress proxy did not serve its main document: its
+        error answer is the response, or (a tunnel it failed) there is none."""
+        assert self._proxy is not None
+        kind = response.headers.get(ERROR_HEADER) if response is not None else None
+        if response is not None and kind is None:
+            return None
+        last = self._doc_urls[-1:] or [url]
+        entry = self._proxy.log.failure(last[0]) or self._proxy.log.failure(url)
+        if entry is None and kind is None:
+            return None
+        kind = kind or str(entry and entry.get("kind"))
+        reason = str(entry.get("reason")) if entry else kind
+        code = PROXY_ERRORS.get(kind, proto.E_NAVIGATION)
+        return {"code": code, "message": f"{last[0]}: {reason}"}
 
     async def op_wait(self, req: dict[str, Any]) -> dict[str, Any]:
         page = await self._live_page()
@@ -603,6 +654,9 @@ class PageSession:
         return {
             "responses": self.responses,
             "refused": proxy_log.refused if proxy_log else [],
+            "failed": proxy_log.failed if proxy_log else [],
             "truncated": proxy_log.truncated if proxy_log else [],
+            "subresources": self.subresources,
+            "failed_subresources": self.failed_subresources,
             "events": self.events,
         }

@@ -41,7 +41,10 @@ def page_options(s: ArchiverSettings) -> PageOptions:
         viewport_height=s.browser_viewport_height,
         max_response_bytes=s.browser_max_response_mb * 1024 * 1024,
         idle_timeout_s=s.browser_idle_timeout_seconds,
-        policy=EgressPolicy(allow_private=s.allow_private_targets),
+        policy=EgressPolicy(
+            allow_private=s.allow_private_targets,
+            subresource_timeout=s.browser_subresource_timeout_seconds,
+        ),
     )
 
 

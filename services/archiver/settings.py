@@ -45,6 +45,13 @@ class ArchiverSettings(WorkerSettings):
     browser_idle_timeout_seconds: float = Field(
         60, gt=0, description="A browser connection silent this long is closed."
     )
+    browser_subresource_timeout_seconds: float = Field(
+        3,
+        gt=0,
+        description="A request of the page other than its main document that has no answer"
+        " after this long (lookup and connect included) is answered 504 by the egress proxy,"
+        " so a host that never answers cannot hold the page's load.",
+    )
     browser_max_op_seconds: float = Field(
         600, gt=0, description="Upper bound on any one page operation a hook asks for."
     )

@@ -18,7 +18,7 @@ from shared.errors import TargetRefused, TargetUnresolved
 from shared.fetching.pinning import pinned_transport
 from shared.links import CanonicalUrl, DomainPolicy, canonicalize
 from shared.messages import LinkOccurrence
-from shared.targets import checked_addresses
+from shared.targets import checked_url
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +64,7 @@ class Resolver:
             await self._pinned.aclose()
 
     async def _next_hop(self, url: str) -> httpx.Response:
-        addresses = await asyncio.to_thread(
-            checked_addresses, url, allow_private=self.allow_private
-        )
+        addresses = await checked_url(url, allow_private=self.allow_private)
         self.pins[(urlsplit(url).hostname or "").lower()] = addresses[0]
         client = self._hop_client()
         resp = await client.head(url, follow_redirects=False)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import zlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -42,7 +42,7 @@ from shared.fetching.sniffing import SNIFF_BYTES, Sniffed, sniff
 from shared.fetching.warc import Exchange, WarcLog
 from shared.hooks.error_codes import What
 from shared.links.urlparts import strip_credentials
-from shared.targets import checked_addresses
+from shared.targets import checked_url
 
 ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 REDIRECT_BODY_CAP = 64 * 1024
@@ -107,7 +107,8 @@ class FetchResult:
             self.error, self.message = error, message
 
 
-Resolver = Callable[..., list[str]]
+Resolver = Callable[..., Awaitable[list[str]]]
+"""(url, *, allow_private) -> its checked addresses (shared.targets.checked_url)."""
 
 
 class Fetch:
@@ -121,7 +122,7 @@ class Fetch:
         allow_private: bool,
         workdir: Path,
         warc: WarcLog | None = None,
-        resolve: Resolver = checked_addresses,
+        resolve: Resolver = checked_url,
     ) -> None:
         self.limits, self.workdir, self.warc = limits, workdir, warc
         self.allow_private, self.resolve = allow_private, resolve
@@ -176,9 +177,7 @@ class Fetch:
         for _hop in range(lim.max_redirects + 1):
             host = (urlsplit(url).hostname or "").lower()
             try:
-                addresses = await asyncio.to_thread(
-                    self.resolve, url, allow_private=self.allow_private
-                )
+                addresses = await self.resolve(url, allow_private=self.allow_private)
             except TargetRefused as exc:
                 res.fail("REFUSED", f"refused target {url}: {exc}")
                 return

@@ -62,7 +62,7 @@ async def test_fetch_resolves_each_hop_once_and_connects_to_that_answer(
     site.routes["/hop"] = Reply(b"", 302, {"Location": f"http://second.invalid:{site.port}/page"})
     checked: list[str] = []
 
-    def resolve(url: str, *, allow_private: bool) -> list[str]:
+    async def resolve(url: str, *, allow_private: bool) -> list[str]:
         checked.append(url)
         return ["127.0.0.1"]
 

@@ -221,15 +221,27 @@ def test_dns_answer_changing_between_check_and_connect_is_not_followed(
         error, message = fetch(f"http://rebind.test:{public.port}/", tmp_path)
         # The name was checked once; the connect went to the checked answer, not a new one.
         assert (error, calls, internet.connects) == (None, ["rebind.test"], [PUBLIC_A]), message
-        # A second fetch resolves again: the private answer is refused before any connect.
+        # Once the cached answer is gone, the name is resolved again: the private answer is
+        # refused before any connect.
+        targets.dns_cache.clear()
         error, _ = fetch(f"http://rebind.test:{canary.port}/", tmp_path)
         assert error == "REFUSED" and internet.connects == [PUBLIC_A]
         assert canary.requests == []
     record("ssrf_rebinding", {"cases": 2, "refused_or_pinned": 2, "canary_hits": 0})
 
 
+@pytest.fixture
+def uncached() -> Iterator[None]:
+    """No DNS answer is kept: each lookup asks the resolver (as once an answer expired)."""
+    size, targets.dns_cache.size = targets.dns_cache.size, 0
+    try:
+        yield
+    finally:
+        targets.dns_cache.size = size
+
+
 def test_short_link_resolution_is_pinned_and_refuses_private_hops(
-    internet: type[Internet],
+    internet: type[Internet], uncached: None
 ) -> None:
     import httpx
 
@@ -290,13 +302,6 @@ async def browser_matrix() -> tuple[int, list[str]]:
     spelling of the matrix, through the archiver's egress proxy in production mode."""
     from services.archiver.egress import EgressPolicy, EgressProxy
 
-    loop = asyncio.get_running_loop()
-
-    async def offline_getaddrinfo(host: str, port: int, **_: object) -> list[tuple[object, ...]]:
-        addrs = offline_resolve(host, port)
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addrs]
-
-    loop.getaddrinfo = offline_getaddrinfo  # type: ignore[method-assign,assignment]
     proxy = EgressProxy(EgressPolicy(allow_private=False), 1 << 20, idle_timeout=5)
     url = await proxy.start()
     leaked: list[str] = []
