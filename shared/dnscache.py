@@ -113,6 +113,7 @@ class DnsCache:
 
     def resolve(self, lookup: Lookup, host: str, port: int) -> list[str]:
         """Blocking: the cached answer, else a lookup in this thread."""
+        host = host.lower()
         answer = self.cached(host) or self._call(lookup, host, port)
         return answer.result()
 
@@ -122,10 +123,11 @@ class DnsCache:
         """The cached answer, else the one lookup of host under way (started if none);
         raises TimeoutError when no answer came within `timeout` seconds (the lookup goes
         on and caches its answer)."""
+        host = host.lower()
         answer = self.cached(host)
         if answer is None:
             loop = asyncio.get_running_loop()
-            key = (loop, host.lower())
+            key = (loop, host)
             pending = self._inflight.get(key)
             if pending is None:
                 pending = self._inflight[key] = loop.create_future()
