@@ -21,7 +21,7 @@ from shared.content.walls import is_login_url, wall_in_html
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.warc import WarcLog
 from shared.platforms.outcome import StepOutcome, gone, unknown
-from shared.targets import checked_addresses
+from shared.targets import checked_url
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Client:
         allow_private: bool,
         warc: WarcLog | None = None,
         media_max_bytes: int = 50 * 1024 * 1024,
-        resolve: Any = checked_addresses,
+        resolve: Any = checked_url,
     ) -> None:
         self.limits, self.user_agent, self.allow_private = limits, user_agent, allow_private
         self.warc, self.resolve = warc, resolve
