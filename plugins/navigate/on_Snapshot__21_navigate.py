@@ -4,10 +4,11 @@ Writes `navigate.json`: the URL asked for, final URL, HTTP status, response head
 redirect chain, whether a document loaded, what the target policy refused and what the
 egress proxy could not reach (`failed`), the page's response log and events so far, and how
 many of the page's own requests failed (`subresources`, `failed_subresources`: an ad server
-that does not answer is counted there and in the result's summary, and fails nothing). Prints a Snapshot record with the final URL. A loaded page
-is then waited for until it settles (NAVIGATE_SETTLE_MS, NAVIGATE_QUIET_MS; the archiver's
-`settle` operation), so what a script renders after the load event is in every later
-capture; navigate.json's `settle` says whether it did and how long it took.
+that does not answer is counted there and in the result's summary, and fails nothing).
+Prints a Snapshot record with the final URL. A loaded page is then waited for until it
+settles (NAVIGATE_SETTLE_MS, NAVIGATE_QUIET_MS; the archiver's `settle` operation), so what
+a script renders after the load event is in every later capture; navigate.json's `settle`
+says whether it did and how long it took.
 
     2xx/3xx                            succeeded
     4xx                                failed, soft  E_NAVIGATE_HTTP_<status>

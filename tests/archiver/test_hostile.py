@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from services.archiver.browser import BrowserLimits
-from services.archiver.egress import EgressPolicy, IpAddress
-from shared.targets import refused_address
+from services.archiver.egress import EgressPolicy
+from shared.targets import IpAddress, refused_address
 from testkit.browser import TEST_BROWSER, BrowserHarness, Collect, chromium_pids, run_hooks
 from tests.archiver.hostile_site import HostileSite
 
