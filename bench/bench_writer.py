@@ -67,7 +67,7 @@ def feed_post(i: int, tag: str = "") -> FeedPost:
 def capture_events(jobs: list[tuple[int, int, str]], run: int = 1) -> list[CaptureEvent]:
     out = []
     for job_id, link_id, snap in jobs:
-        hook = "on_Snapshot__61_fetch.py"
+        hook = "on_Snapshot__41_fetch.py"
         records = [
             ArchiveResultRecord(status="started", plugin="fetch", hook=hook),
             MetadataRecord(title=f"Title {link_id}", description="A page", language="en"),

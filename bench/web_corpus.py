@@ -94,7 +94,7 @@ def build(path: Path, n: int) -> None:
         """
         INSERT INTO archive_results (snapshot_id, plugin, hook, status, error_code, output_str,
                                      updated_at)
-        SELECT 's' || id, 'fetch', 'on_Snapshot__61_fetch.py',
+        SELECT 's' || id, 'fetch', 'on_Snapshot__41_fetch.py',
                CASE status WHEN 'failed' THEN 'failed' ELSE 'succeeded' END,
                CASE WHEN status = 'failed' THEN
                     CASE id % 3 WHEN 0 THEN 'E_FETCH_HTTP_404' WHEN 1 THEN 'E_FETCH_TIMEOUT'

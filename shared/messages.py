@@ -178,6 +178,29 @@ class CaptureDone(Message):
         return f"done:{self.snapshot_id}:{self.attempt}:{self.run}"
 
 
+class HostReleased(Message):
+    """``capture.released``: a job attempt is done talking to its link's host (every hook that
+    contacts it has ended: navigation, page adjustments, the raw fetch, platform API calls).
+    The writer stops counting the job against its domain's `PER_DOMAIN_CONCURRENCY`, so the
+    next capture of the host starts while this one post-processes and uploads."""
+
+    job_id: int
+    """The job."""
+    link_id: int
+    """The link."""
+    snapshot_id: str
+    """The snapshot."""
+    attempt: int
+    """The attempt that released the host."""
+    run: int = 1
+    """JetStream delivery number of the job message within the attempt (1 = first)."""
+    worker: str
+    """Which worker."""
+
+    def msg_id(self) -> str:
+        return f"released:{self.snapshot_id}:{self.attempt}:{self.run}"
+
+
 class WorkerBinaries(Message):
     """``capture.binaries``: what a capture worker found of its plugins' binaries at start."""
 

@@ -13,6 +13,7 @@ from shared.messages import (
     ExcludeCommand,
     FeedGap,
     FeedPost,
+    HostReleased,
     Message,
     RearchiveCommand,
     RetryCommand,
@@ -27,6 +28,7 @@ JOB_CAPTURE = "job.capture"
 JOB_MEDIA = "job.media"
 CAPTURE_RESULT = "capture.result"
 CAPTURE_DONE = "capture.done"
+CAPTURE_RELEASED = "capture.released"
 CAPTURE_BINARIES = "capture.binaries"
 CMD_SUBMIT = "cmd.submit"
 CMD_REARCHIVE = "cmd.rearchive"
@@ -41,6 +43,7 @@ MODELS: dict[str, type[Message]] = {
     JOB_MEDIA: CaptureJob,
     CAPTURE_RESULT: CaptureEvent,
     CAPTURE_DONE: CaptureDone,
+    CAPTURE_RELEASED: HostReleased,
     CAPTURE_BINARIES: WorkerBinaries,
     CMD_SUBMIT: SubmitCommand,
     CMD_REARCHIVE: RearchiveCommand,
@@ -64,7 +67,9 @@ class StreamSpec:
 FEED = StreamSpec("FEED", (FEED_POST, FEED_GAP), RetentionPolicy.LIMITS)
 JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA), RetentionPolicy.WORK_QUEUE)
 RESULTS = StreamSpec(
-    "RESULTS", (CAPTURE_RESULT, CAPTURE_DONE, CAPTURE_BINARIES), RetentionPolicy.LIMITS
+    "RESULTS",
+    (CAPTURE_RESULT, CAPTURE_DONE, CAPTURE_RELEASED, CAPTURE_BINARIES),
+    RetentionPolicy.LIMITS,
 )
 COMMANDS = StreamSpec(
     "COMMANDS",

@@ -20,12 +20,14 @@ from shared.messages import (
     CaptureEvent,
     CaptureJob,
     FeedPost,
+    HostReleased,
     LinkOccurrence,
     Message,
 )
 from shared.subjects import (
     CAPTURE_BINARIES,
     CAPTURE_DONE,
+    CAPTURE_RELEASED,
     CAPTURE_RESULT,
     CMD_EXCLUDE,
     CMD_REARCHIVE,
@@ -47,6 +49,7 @@ SUBJECT = {
     "FeedGap": FEED_GAP,
     "CaptureEvent": CAPTURE_RESULT,
     "CaptureDone": CAPTURE_DONE,
+    "HostReleased": CAPTURE_RELEASED,
     "SubmitCommand": CMD_SUBMIT,
     "RearchiveCommand": CMD_REARCHIVE,
     "WorkerBinaries": CAPTURE_BINARIES,
@@ -133,6 +136,23 @@ def done(
         records=records,
         retry_hooks=retry or [],
         error=error,
+    )
+
+
+def released(
+    job: sqlite3.Row | dict[str, Any] | CaptureJob, *, attempt: int | None = None, run: int = 1
+) -> HostReleased:
+    """A HostReleased for a job row (or a dispatched CaptureJob)."""
+    if isinstance(job, CaptureJob):
+        job = {"id": job.job_id, "link_id": job.link_id, "snapshot_id": job.snapshot_id,
+               "attempts": job.attempt}  # fmt: skip
+    return HostReleased(
+        job_id=job["id"],
+        link_id=job["link_id"],
+        snapshot_id=job["snapshot_id"],
+        attempt=attempt if attempt is not None else job["attempts"],
+        run=run,
+        worker="host-a:1",
     )
 
 

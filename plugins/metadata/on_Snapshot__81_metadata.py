@@ -1,7 +1,7 @@
 """Hook (step 8, post-processing): the page's metadata, from the raw HTML and the rendered DOM.
 
-Reads `../fetch/body.html` (raw, step 6) and `../dom/dom.html` (rendered, step 5), each when
-present and not an HTTP error page, plus `../reddit/post.json` for Reddit links (step 6).
+Reads `../fetch/body.html` (raw, step 4) and `../dom/dom.html` (rendered, step 5), each when
+present and not an HTTP error page, plus `../reddit/post.json` for Reddit links (step 4).
 Each HTML version gives title, description, author, published date, site name, language,
 canonical link, favicon and image (shared.content.metadata); the two are merged: the
 rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an

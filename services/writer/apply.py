@@ -20,7 +20,7 @@ from services.writer.binary_inventory import apply_worker_binaries
 from services.writer.commands import apply_rearchive, apply_submit
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
-from services.writer.done import apply_capture_done
+from services.writer.done import apply_capture_done, apply_host_released
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
 from services.writer.moderation import apply_exclude, apply_retry, apply_takedown
@@ -31,6 +31,7 @@ from shared.messages import (
     ExcludeCommand,
     FeedGap,
     FeedPost,
+    HostReleased,
     Message,
     RearchiveCommand,
     RetryCommand,
@@ -48,6 +49,7 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     FeedGap: apply_feed_gap,
     CaptureEvent: apply_capture_event,
     CaptureDone: apply_capture_done,
+    HostReleased: apply_host_released,
     SubmitCommand: apply_submit,
     RearchiveCommand: apply_rearchive,
     TakedownCommand: apply_takedown,

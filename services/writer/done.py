@@ -1,4 +1,5 @@
-"""Applying CaptureDone: an attempt ended; the job succeeds, is retried later, or fails."""
+"""Applying what a worker says of a job attempt: HostReleased (it is done talking to the
+link's host) and CaptureDone (it ended: the job succeeds, is retried later, or fails)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,15 @@ from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from shared.hooks.error_codes import final, retry_worthy, telling
 from shared.hooks.retry import retry_delay
-from shared.messages import CaptureDone
+from shared.messages import CaptureDone, HostReleased
 
 log = logging.getLogger(__name__)
+
+
+def apply_host_released(ctx: ApplyContext, released: HostReleased) -> None:
+    """The attempt's job stops counting against its domain's limit (the scheduler's
+    PER_DOMAIN_CONCURRENCY); a release of another attempt, or of a finished job, is ignored."""
+    transitions.release_host(ctx.conn, released.job_id, released.attempt, released.run, ctx.now_iso)
 
 
 def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:

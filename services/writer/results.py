@@ -84,6 +84,8 @@ def apply_capture_event(ctx: ApplyContext, ev: CaptureEvent) -> bool:
         ctx.policy.job_deadline,
         ctx.policy.media_job_deadline,
     )
+    if ev.seq == 0 and ev.run > 1:  # a redelivered run starts: it talks to the host again
+        transitions.rehold_host(ctx.conn, ev.job_id, ev.attempt, ev.run)
     RECORD_HANDLERS[type(ev.record)](ctx, target, ev, ev.record)
     return True
 

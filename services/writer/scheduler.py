@@ -9,10 +9,12 @@ is dispatched again as a new attempt, until ``MAX_ATTEMPTS``.
 
 In flight = status ``running``: never more than ``WORKER_CONCURRENCY`` capture jobs and
 ``MEDIA_CONCURRENCY`` media jobs overall, nor more than ``PER_DOMAIN_CONCURRENCY`` of each
-kind per registrable domain (``old.reddit.com`` and ``www.reddit.com`` share ``reddit.com``),
-whatever the number of workers; nothing to a domain backing off. Media jobs get
-``MEDIA_JOB_DEADLINE_SECONDS`` instead of ``JOB_DEADLINE_SECONDS`` (their Progress records
-keep moving it on while they download).
+kind per registrable domain (``old.reddit.com`` and ``www.reddit.com`` share ``reddit.com``)
+still talking to their host, whatever the number of workers: a job whose worker said it is
+done with the host (``capture.released``, ``host_released_at``) post-processes and uploads
+outside its domain's count, so the host's next job starts meanwhile; nothing to a domain
+backing off. Media jobs get ``MEDIA_JOB_DEADLINE_SECONDS`` instead of
+``JOB_DEADLINE_SECONDS`` (their Progress records keep moving it on while they download).
 
 Domain back-off: a hook failure whose code means the site asked us to slow down
 (``shared.hooks.error_codes.backs_off_domain``: ``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs
@@ -146,14 +148,15 @@ def _dispatch_kind(
     backing_off: set[str],
 ) -> None:
     running = conn.execute(
-        "SELECT l.domain, count(*) FROM archive_jobs j JOIN links l ON l.id = j.link_id"
-        " WHERE j.status = 'running' AND j.kind = ? GROUP BY l.domain",
+        "SELECT l.domain, count(*), count(*) - count(j.host_released_at) FROM archive_jobs j"
+        " JOIN links l ON l.id = j.link_id WHERE j.status = 'running' AND j.kind = ?"
+        " GROUP BY l.domain",
         (kind,),
     ).fetchall()
     per_site: Counter[str] = Counter()
-    for domain, n in running:
-        per_site[registrable_domain(domain)] += n
-    free = concurrency - sum(per_site.values())
+    for domain, _, talking in running:
+        per_site[registrable_domain(domain)] += talking
+    free = concurrency - sum(n for _, n, _ in running)
     if free <= 0:
         return
     candidates = conn.execute(

@@ -35,13 +35,15 @@ from shared import bus
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.messages import Message
-from shared.subjects import MODELS
+from shared.subjects import CAPTURE_DONE, CAPTURE_RELEASED, MODELS
 
 log = logging.getLogger(__name__)
 
 WriterContext = ServiceContext[WriterSettings]
 
 R = TypeVar("R")
+FREES_SLOTS = frozenset({CAPTURE_RELEASED, CAPTURE_DONE})
+"""Subjects whose messages may free a job's slot: the scheduler runs at once after them."""
 
 
 class Writer:
@@ -60,6 +62,9 @@ class Writer:
         self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(WRITER_CONSUMERS))
         self._db_error: str | None = None
         self.housekeeping = Housekeeping(settings, self.with_conn)
+        self._wake = asyncio.Event()
+        """Set when a slot may have freed (a job released its host or ended): the scheduler
+        runs at once instead of at its next interval."""
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -132,6 +137,7 @@ class Writer:
         ticker = asyncio.create_task(self._schedule_loop(ctx))
         keeper = asyncio.create_task(self.housekeeping.run(ctx))
         await ctx.stop.wait()
+        self._wake.set()
         log.info("stopping: draining fetched messages")
         await asyncio.gather(*fetchers, return_exceptions=True)
         await applier
@@ -186,6 +192,8 @@ class Writer:
             APPLY_SECONDS.observe(time.perf_counter() - started)
             BATCH_SIZE.observe(len(items))
             await self._settle_batch(result, counts)
+            if any(item.subject in FREES_SLOTS for item in result.applied):
+                self._wake.set()
         for (subject, outcome), n in counts.items():
             MESSAGES.labels(subject, outcome).inc(n)
 
@@ -225,9 +233,10 @@ class Writer:
 
     async def _schedule_loop(self, ctx: WriterContext) -> None:
         while not ctx.stop.is_set():
+            self._wake.clear()
             await self.schedule_once(ctx)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ctx.stop.wait(), self.settings.scheduler_interval_seconds)
+                await asyncio.wait_for(self._wake.wait(), self.settings.scheduler_interval_seconds)
 
     async def schedule_once(self, ctx: WriterContext) -> None:
         """One scheduler run, its outcome told to /healthz. Only a run that recorded a

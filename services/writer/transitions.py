@@ -11,6 +11,8 @@ Jobs (``archive_jobs.status``)::
     queued --dispatch--------> running     (attempt + 1, deadline; snapshot made at the first)
     running --published------> running     (JetStream stored the CaptureJob)
     running --heartbeat------> running     (a capture event moved the deadline on)
+    running --release_host---> running     (done with the host: no longer counted per domain)
+    running --rehold_host----> running     (a redelivered run talks to the host again)
     running --fail_retry-----> queued      (not_before = now + backoff, hooks to re-run)
     running --succeed--------> succeeded   (snapshot sealed, link archived)
     any --fail_permanent-----> failed      (snapshot sealed, link failed unless archived before)
@@ -166,7 +168,8 @@ def dispatch(conn: sqlite3.Connection, job_id: int, deadline: timedelta, now: da
         _create_snapshot(conn, job_id, iso(now))
     conn.execute(
         "UPDATE archive_jobs SET status = 'running', attempts = attempts + 1, dispatched_at = ?,"
-        " deadline = ?, published_at = NULL WHERE id = ?",
+        " deadline = ?, published_at = NULL, host_released_at = NULL, host_released_run = NULL"
+        " WHERE id = ?",
         (iso(now), iso(now + deadline), job_id),
     )
 
@@ -177,6 +180,27 @@ def published(conn: sqlite3.Connection, dispatches: list[tuple[int, int]], now: 
         "UPDATE archive_jobs SET published_at = ? WHERE id = ? AND attempts = ?"
         " AND status = 'running'",
         [(now, job_id, attempt) for job_id, attempt in dispatches],
+    )
+
+
+def release_host(conn: sqlite3.Connection, job_id: int, attempt: int, run: int, now: str) -> None:
+    """The attempt in flight is done talking to its host (idempotent: the first release of
+    an attempt's run counts; a late one of an older run or attempt changes nothing)."""
+    conn.execute(
+        "UPDATE archive_jobs SET host_released_at = ?, host_released_run = ?"
+        " WHERE id = ? AND attempts = ? AND status = 'running'"
+        " AND (host_released_run IS NULL OR host_released_run < ?)",
+        (now, run, job_id, attempt, run),
+    )
+
+
+def rehold_host(conn: sqlite3.Connection, job_id: int, attempt: int, run: int) -> None:
+    """A later run of the attempt (the job message was redelivered) started: it talks to the
+    host again, so the host counts the job again until that run releases it."""
+    conn.execute(
+        "UPDATE archive_jobs SET host_released_at = NULL, host_released_run = NULL"
+        " WHERE id = ? AND attempts = ? AND host_released_run < ?",
+        (job_id, attempt, run),
     )
 
 

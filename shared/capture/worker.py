@@ -47,9 +47,15 @@ from shared.hooks.records import (
     ProgressRecord,
 )
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
-from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
+from shared.messages import CaptureDone, CaptureEvent, CaptureJob, HostReleased, WorkerBinaries
 from shared.s3 import ObjectStore
-from shared.subjects import CAPTURE_BINARIES, CAPTURE_DONE, CAPTURE_RESULT, ConsumerSpec
+from shared.subjects import (
+    CAPTURE_BINARIES,
+    CAPTURE_DONE,
+    CAPTURE_RELEASED,
+    CAPTURE_RESULT,
+    ConsumerSpec,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +110,34 @@ class JobRun:
         """What hooks said about their files, by (plugin, path): used at upload."""
         self.storage_error: StorageError | None = None
         self.downloaded: dict[str, int] = {}
+        self.host_hooks: set[str] = set()
+        """The job's hooks that talk to the link's host (`x-contacts-host`) still running."""
+        self.released = False
+
+    def talks_to_host(self, hooks: Sequence[HookSpec]) -> None:
+        """Remember which of the job's hooks contact the link's host."""
+        self.host_hooks = {h.key for h in hooks if load_plugin_config(h.path.parent).contacts_host}
+
+    async def release_host(self) -> None:
+        """Tell the writer this attempt is done with the host (once): its domain slot goes
+        to the next capture of the host while this one post-processes and uploads. A lost
+        release only costs time: the slot is freed when the attempt is done, as without."""
+        if self.released:
+            return
+        self.released = True
+        job = self.job
+        released = HostReleased(
+            job_id=job.job_id,
+            link_id=job.link_id,
+            snapshot_id=job.snapshot_id,
+            attempt=job.attempt,
+            run=self.run,
+            worker=self.cfg.worker_id,
+        )
+        try:
+            await bus.publish(self.js, CAPTURE_RELEASED, released)
+        except BusError as exc:
+            log.warning("%s: host release not sent: %s", job.snapshot_id, exc)
 
     async def publish(self, record: HookRecord) -> None:
         """Publish one record as a CaptureEvent (raises BusError)."""
@@ -148,7 +182,12 @@ class JobRun:
     async def hook_finished(
         self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
     ) -> None:
-        """HookObserver: upload the hook's new output files, then its final result."""
+        """HookObserver: release the host after the last hook that talks to it, upload the
+        hook's new output files, then its final result."""
+        if hook.key in self.host_hooks:
+            self.host_hooks.discard(hook.key)
+            if not self.host_hooks:
+                await self.release_host()
         try:
             await self.upload_new_files(hook, output_dir)
         except StorageError as exc:
@@ -292,6 +331,9 @@ async def run_hooks(
     ends): every hook's final result by key, and the keys of the hooks to retry."""
     job = jr.job
     hooks = select_hooks(cfg, job)
+    jr.talks_to_host(hooks)
+    if not jr.host_hooks:
+        await jr.release_host()
     if not hooks:
         return {}, []
     session = cfg.snapshot_session(out_dir) if cfg.snapshot_session else nullcontext({})

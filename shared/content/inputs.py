@@ -3,7 +3,7 @@
 A hook's cwd is `out_dir/<plugin>/`; the captures sit beside it:
 - `../dom/dom.html`: the DOM the browser rendered (dom plugin, step 5), UTF-8;
 - `../navigate/navigate.json`: `final_url`, `status`, headers of the browser's navigation;
-- `../fetch/body.html`: the raw body (fetch plugin, step 6), bytes as served, and
+- `../fetch/body.html`: the raw body (fetch plugin, step 4), bytes as served, and
   `../fetch/headers.json`: `final_url`, `status`, `headers`;
 - `../reddit/page.html`: for Reddit links, the old.reddit (or www) page the reddit plugin
   found usable; it replaces fetch's body as the raw HTML.

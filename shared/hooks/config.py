@@ -77,6 +77,10 @@ class PluginConfig:
     domains: tuple[str, ...] = ()
     """`"x-domains"`: the registrable domains of the links its hooks run for (a platform's
     plugin); empty: every link."""
+    contacts_host: bool = False
+    """`"x-contacts-host": true`: its hooks talk to the link's host (navigation, the raw
+    fetch, a platform's API). The snapshot's host slot is released once every such hook of
+    the job has ended (shared/capture/worker.py)."""
 
     def runs_for(self, url: str) -> bool:
         """Whether its hooks run for a link (its registrable domain is one of `domains`)."""
@@ -190,12 +194,16 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
     domains = schema.get("x-domains", [])
     if not isinstance(domains, list) or not all(isinstance(d, str) and d for d in domains):
         raise ConfigError(f"{plugin}/config.json: x-domains must be a list of domains")
+    contacts_host = schema.get("x-contacts-host", False)
+    if not isinstance(contacts_host, bool):
+        raise ConfigError(f"{plugin}/config.json: x-contacts-host must be true or false")
     return PluginConfig(
         plugin,
         schema.get("properties", {}),
         schema,
         tuple(reads),
         tuple(d.lower() for d in domains),
+        contacts_host,
     )
 
 

@@ -64,6 +64,13 @@ def parse_hook_name(name: str, event: str) -> tuple[int | None, str, bool] | Non
     return step, order, background
 
 
+def unnumbered(name: str) -> str:
+    """A hook's name or key without its NN (`fetch/on_Snapshot__61_fetch.py` ->
+    `fetch/on_Snapshot__fetch.py`), so a retry stored under a hook's former number still
+    finds the hook once it moved to another step."""
+    return re.sub(r"(^|/)(on_[A-Za-z]+__)\d+_", r"\1\2", name)
+
+
 def plugin_dirs(plugins_dirs: Sequence[Path]) -> dict[str, Path]:
     """Plugin name -> folder; a plugin name found in an earlier folder wins."""
     found: dict[str, Path] = {}
@@ -86,12 +93,14 @@ def discover_hooks(
 ) -> list[HookSpec]:
     """All hooks for `event` under `plugins_dirs`, in run order.
 
-    `only` keeps hooks whose plugin name, file name or `<plugin>/<file name>` is listed.
+    `only` keeps hooks whose plugin name, file name or `<plugin>/<file name>` is listed (a
+    name listed with another NN than the hook's now counts too: `unnumbered`).
     `enabled_env`, when given, drops plugins switched off by `<PLUGIN>_ENABLED=false`
     (after layering the plugin's config.json defaults under it). `url`, when given, drops
     plugins whose `x-domains` do not hold the link's registrable domain.
     """
     hooks: list[HookSpec] = []
+    wanted = None if only is None else {*only, *(unnumbered(o) for o in only)}
     for plugin, folder in plugin_dirs(plugins_dirs).items():
         try:
             config = load_plugin_config(folder)
@@ -107,7 +116,8 @@ def discover_hooks(
                 continue
             step, order, background = parsed
             hook = HookSpec(path, plugin, path.name, step, order, background)
-            if only is not None and not {plugin, path.name, hook.key} & set(only):
+            names = {plugin, path.name, hook.key, unnumbered(path.name), unnumbered(hook.key)}
+            if wanted is not None and not names & wanted:
                 continue
             if step is None:
                 log.warning("hook %s is unnumbered: it runs after step 9", hook.key)

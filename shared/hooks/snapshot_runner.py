@@ -8,7 +8,10 @@ Layout
                                     `log`, any other file `<plugin>_file`; a hook's File
                                     record naming a kind wins; "reads": [plugins it reads];
                                     "x-domains": [registrable domains]: its hooks run only for
-                                    links on these (a platform's plugin; absent: every link)
+                                    links on these (a platform's plugin; absent: every link);
+                                    "x-contacts-host": true when its hooks talk to the
+                                    link's host (the host's slot is released once every
+                                    such hook of the job has ended: keep them before step 5)
   plugins/<plugin>/binaries.jsonl   optional, what it needs, one record a line:
                                     {"type": "Binary", "name": "yt-dlp", "binproviders": "pip,env"}
   plugins/<plugin>/on_Snapshot__NN_description[.bg].ext   the hooks (any executable)

@@ -11,7 +11,7 @@ from shared.capture.worker import WorkerConfig, select_hooks
 from shared.messages import CaptureJob
 from shared.subjects import ARCHIVER_JOBS
 
-FETCH = "fetch/on_Snapshot__61_fetch.py"
+FETCH = "fetch/on_Snapshot__41_fetch.py"
 META = "metadata/on_Snapshot__81_metadata.py"
 TEXT = "readable/on_Snapshot__82_readable.py"
 

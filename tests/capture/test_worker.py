@@ -20,7 +20,7 @@ from shared import bus
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import WorkerConfig, run_worker
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
-from shared.messages import CaptureDone, CaptureEvent, CaptureJob, WorkerBinaries
+from shared.messages import CaptureDone, CaptureEvent, CaptureJob, HostReleased, WorkerBinaries
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, MODELS, RESULTS
@@ -113,6 +113,33 @@ async def test_a_job_streams_records_and_uploads_artifacts(
         assert await store.head("archives/7/snap1/archiver.meta.json") is not None
         info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)
         assert info.num_ack_pending == 0 and info.num_pending == 0
+
+
+async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
+    nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
+) -> None:
+    """Once every hook whose plugin declares `x-contacts-host` has ended (navigate and adjust,
+    skipped here without a browser; fetch; reddit, skipped for this link), the worker says so
+    once, before the step 5 and step 8 hooks report: the writer gives the host's slot to its
+    next capture while this one post-processes."""
+    s = settings(nats_url, s3_env)
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await store.ensure_bucket()
+        await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p"))
+        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
+        got = await h.results(until_done=1)
+        h.stop.set()
+        await worker
+    [(release, said)] = [(i, m) for i, m in enumerate(got) if isinstance(m, HostReleased)]
+    assert (said.snapshot_id, said.attempt, said.run) == ("snap1", 1, 1)
+    ended = {
+        m.record.plugin: i
+        for i, m in enumerate(got)
+        if isinstance(m, CaptureEvent)
+        and isinstance(m.record, ArchiveResultRecord)
+        and m.record.status not in ("queued", "started")
+    }
+    assert ended["fetch"] < release < min(ended["screenshot"], ended["metadata"])
 
 
 async def test_invalid_job_is_terminated_and_does_not_block(

@@ -15,7 +15,7 @@ N = 10
 
 def finish(h: Harness, job_id: int) -> None:
     job = h.job(job_id)
-    ok = ArchiveResultRecord(status="succeeded", plugin="fetch", hook="on_Snapshot__61_fetch.py")
+    ok = ArchiveResultRecord(status="succeeded", plugin="fetch", hook="on_Snapshot__41_fetch.py")
     h.apply(event(job, 0, ok), done(job, records=1))
 
 

@@ -82,7 +82,7 @@ ARTICLE = sanitize_html(
 )
 """What the readable plugin writes for HOSTILE_ARTICLE: the loaf's copy kept, the tracker
 pixel (not copied) dropped."""
-FETCH = "on_Snapshot__61_fetch.py"
+FETCH = "on_Snapshot__41_fetch.py"
 META = "on_Snapshot__81_metadata.py"
 
 

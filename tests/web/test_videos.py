@@ -19,7 +19,7 @@ from shared.hooks.records import (
 )
 from testkit.writer_harness import Harness, done, event, occ, post
 
-FETCH = "on_Snapshot__61_fetch.py"
+FETCH = "on_Snapshot__41_fetch.py"
 MEDIA = "on_Snapshot__63_media.bg.py"
 WATCH = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 SHORT = "https://youtu.be/dQw4w9WgXcQ?t=42"

@@ -52,7 +52,7 @@ def feed_messages() -> list[Message]:
 
 def capture_messages(job: dict) -> list[Message]:
     """Every record type for one running job, then its end."""
-    hook = "on_Snapshot__61_fetch.py"
+    hook = "on_Snapshot__41_fetch.py"
     return [
         event(job, 0, ArchiveResultRecord(status="started", plugin="fetch", hook=hook)),
         event(

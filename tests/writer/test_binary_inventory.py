@@ -32,7 +32,7 @@ def capture_with_missing_binary(h: Harness) -> int:
         output_str="missing binary: yt-dlp",
     )  # fmt: skip
     fetched = ArchiveResultRecord(
-        status="succeeded", plugin="fetch", hook="on_Snapshot__61_fetch.py"
+        status="succeeded", plugin="fetch", hook="on_Snapshot__41_fetch.py"
     )
     h.apply(event(row, 0, skipped), event(row, 1, fetched), done(row, records=2))
     assert h.job(job.job_id)["status"] == "succeeded"

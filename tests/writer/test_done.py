@@ -13,7 +13,7 @@ from shared.hooks.retry import BACKOFF
 from testkit.writer_harness import Harness, done, event, occ, post
 
 URL = "https://www.tiktok.com/@a/video/1"
-FETCH = "on_Snapshot__61_fetch.py"
+FETCH = "on_Snapshot__41_fetch.py"
 SHOT = "on_Snapshot__51_screenshot.js"
 
 

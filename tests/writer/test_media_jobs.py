@@ -24,7 +24,7 @@ from shared.subjects import JOB_CAPTURE, JOB_MEDIA
 from testkit.writer_harness import T0, Harness, done, event, occ, post
 
 MEDIA_HOOK = "on_Snapshot__63_media.bg.py"
-FETCH_HOOK = "on_Snapshot__61_fetch.py"
+FETCH_HOOK = "on_Snapshot__41_fetch.py"
 
 
 @pytest.fixture(autouse=True)

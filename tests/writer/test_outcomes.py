@@ -11,7 +11,7 @@ from shared.hooks.retry import BACKOFF
 from testkit.writer_harness import Harness, done, event, occ, post
 
 URL = "https://example.org/article"
-FETCH = "on_Snapshot__61_fetch.py"
+FETCH = "on_Snapshot__41_fetch.py"
 META = "on_Snapshot__81_metadata.py"
 
 

@@ -24,7 +24,7 @@ def running_job(h: Harness):
     return h.job(1)
 
 
-def result(status: str, hook: str = "on_Snapshot__61_fetch.py", **kw) -> ArchiveResultRecord:
+def result(status: str, hook: str = "on_Snapshot__41_fetch.py", **kw) -> ArchiveResultRecord:
     return ArchiveResultRecord(status=status, plugin="fetch", hook=hook, **kw)  # type: ignore[arg-type]
 
 

@@ -7,9 +7,10 @@ from dataclasses import replace
 from services.writer import scheduler
 from services.writer.clock import iso
 from services.writer.scheduler import Limits
+from shared.hooks.records import ArchiveResultRecord
 from shared.messages import SubmitCommand
 from shared.subjects import JOB_CAPTURE
-from testkit.writer_harness import T0, Harness, done, occ, post
+from testkit.writer_harness import T0, Harness, done, event, occ, post, released
 
 
 def links(h: Harness, *urls: str) -> None:
@@ -91,3 +92,61 @@ def test_an_unsupported_scheme_fails_without_dispatch(h: Harness) -> None:
     assert h.dispatch() == []
     assert h.job(1)["status"] == "failed"
     assert h.job(1)["last_error"] == "unsupported URL scheme"
+
+
+def test_a_job_done_with_its_host_frees_the_domain_slot_not_the_global_one(h: Harness) -> None:
+    links(h, "https://blog.example/1", "https://blog.example/2", "https://blog.example/3")
+    (first,) = h.dispatch(concurrency=2, per_domain=1)
+    assert h.dispatch(concurrency=2, per_domain=1) == []
+    h.apply(released(h.job(first.job_id)))
+    (second,) = h.dispatch(concurrency=2, per_domain=1)
+    assert second.url == "https://blog.example/2"
+    # both still run (post-processing, uploads): the global limit counts them both
+    h.apply(released(h.job(second.job_id)))
+    assert h.dispatch(concurrency=2, per_domain=1) == []
+    h.apply(done(h.job(first.job_id)))
+    assert [j.url for j in h.dispatch(concurrency=2, per_domain=1)] == ["https://blog.example/3"]
+
+
+def test_a_release_is_applied_once_and_only_for_its_attempt(h: Harness) -> None:
+    links(h, "https://blog.example/1", "https://blog.example/2")
+    (first,) = h.dispatch(per_domain=1)
+    job = h.job(first.job_id)
+    h.apply(released(job, attempt=0))  # an older attempt's late release: nothing
+    assert h.job(first.job_id)["host_released_at"] is None
+    assert h.dispatch(per_domain=1) == []
+    result = h.apply(released(job), released(job))  # redelivered: one row, one id
+    assert len(result.applied) == 1 and len(result.duplicates) == 1
+    assert h.job(first.job_id)["host_released_run"] == 1
+    assert len(h.dispatch(per_domain=1)) == 1
+
+
+def test_a_redelivered_run_holds_the_host_again_until_it_releases(h: Harness) -> None:
+    links(h, "https://blog.example/1", "https://blog.example/2", "https://blog.example/3")
+    (first,) = h.dispatch(per_domain=1)
+    h.apply(released(h.job(first.job_id)))
+    (second,) = h.dispatch(per_domain=1)
+    # the first job's message comes back (its worker nak'ed: S3 was down): run 2 starts over
+    queued = ArchiveResultRecord(status="queued", plugin="navigate", hook="h.py")
+    h.apply(event(h.job(first.job_id), 0, queued, run=2))
+    assert h.job(first.job_id)["host_released_at"] is None
+    h.apply(released(h.job(second.job_id)))
+    assert h.dispatch(per_domain=1) == []  # run 2 of the first job talks to the host
+    h.apply(released(h.job(first.job_id), run=2))
+    assert [j.url for j in h.dispatch(per_domain=1)] == ["https://blog.example/3"]
+
+
+def test_a_released_job_past_its_deadline_is_dispatched_again_holding_its_host(
+    h: Harness,
+) -> None:
+    """A worker that died after releasing the host: the job's deadline passes as today and
+    its next attempt talks to the host again (the release was its attempt's only)."""
+    links(h, "https://blog.example/1", "https://blog.example/2")
+    (first,) = h.dispatch(concurrency=1, per_domain=1)
+    h.apply(released(h.job(first.job_id)))
+    assert h.dispatch(concurrency=1, per_domain=1) == []  # the global slot is still held
+    h.now += h.policy.job_deadline
+    h.advance(seconds=1)
+    (again,) = h.dispatch(concurrency=1, per_domain=1)
+    assert (again.job_id, again.attempt) == (first.job_id, 2)
+    assert h.job(first.job_id)["host_released_at"] is None

@@ -15,7 +15,7 @@ import pytest
 
 from shared.hooks.records import ArchiveResultRecord, FileRecord, HookRecord, parse_record
 
-HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__61_fetch.py"
+HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__41_fetch.py"
 
 
 @dataclass

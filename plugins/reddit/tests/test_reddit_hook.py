@@ -16,7 +16,7 @@ import pytest
 from shared.hooks.records import ArchiveResultRecord, HookRecord, parse_record
 from testkit.httpserver import FixtureServer, Reply
 
-HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__62_reddit.py"
+HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__42_reddit.py"
 CORPORA = Path(__file__).resolve().parents[3].parent / "shared" / "corpora"
 LINK = "https://www.reddit.com/r/t/comments/abc123/a_title/"
 PATH = "/r/t/comments/abc123/a_title/"

@@ -1,4 +1,4 @@
-"""Hook (step 6): a Reddit link's old.reddit page and its permalink's `.json`.
+"""Hook (step 4): a Reddit link's old.reddit page and its permalink's `.json`.
 
 For reddit.com links only (others: `skipped`). The HTML page is asked of REDDIT_OLD_BASE
 (old.reddit.com), then of REDDIT_WWW_BASE (www.reddit.com) when the first answer is a block
