@@ -16,6 +16,7 @@ BENCHES = [
     "bench_web",
     "bench_media",
     "bench_capture",
+    "bench_stack",
 ]
 
 

@@ -1,0 +1,305 @@
+"""Captures through the whole stack, as `make up` runs it: real pages whose external
+references cannot be reached, and the 60-page bench site under a per-domain limit.
+
+Starts the stack as `dla up` does (nats-server, SeaweedFS, writer, poller, archiver, media,
+web), lets a fixture forum on 127.0.0.1 publish one post per page at once, and waits until
+every link's capture job has ended. Sites:
+
+- `--site corpus`: the readability and extraction corpus pages (../shared/corpora, read in
+  place), served on 127.0.0.2, their external scripts, styles, fonts and images left
+  unreachable one of two ways: `--unreachable dns` keeps their real host names, which do not
+  resolve here; `--unreachable silent` points every external host at one of 8 listeners on
+  127.0.0.10-17 that accept a connection and never answer (plain HTTP and TLS alike).
+- `--site bench`: the shared 60-page benchmark site (`../shared/bench/gen_site.py`), one host,
+  so `--per-domain` (PER_DOMAIN_CONCURRENCY) bounds how many of its captures talk to it at
+  once.
+
+Reports s/page (first poll that served the posts -> last job ended, over the pages),
+pages/min, the navigate hook's duration (median, p95, max, from the writer's
+archive_results), navigate's error codes, how many captures ended partial or failed, and
+CPU-s a page over every process of the stack (the bench process's own fixture servers
+excluded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from bench.bench_capture import tree_cpu_seconds
+from bench.extraction_corpus import CORPORA, article_benchmark, readability
+from bench.report import write_section
+from services.archiver import proctree
+from services.supervisor.children import free_ports
+from services.supervisor.stack import Stack
+from testkit.forum import Post, posts_rss
+from testkit.httpserver import FixtureServer, Reply
+from testkit.stack_env import own_engines_env
+
+REPO = Path(__file__).resolve().parents[1]
+GEN_SITE = REPO.parent / "shared" / "bench" / "gen_site.py"
+SITE_HOST = "127.0.0.2"
+SILENT_HOSTS = [f"127.0.0.{i}" for i in range(10, 18)]
+EXTERNAL = re.compile(
+    r"""(?<=["'(=])(https?:)?//([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)(:\d+)?(?=[/"')\s])"""
+)
+"""An absolute (or protocol-relative) URL's scheme, host and port inside markup."""
+SECTION = {
+    "corpus": "Real pages with unreachable externals, through the stack",
+    "bench": "The 60-page site through the stack, per-domain limit",
+}
+
+
+@contextmanager
+def silent_listeners() -> Iterator[dict[str, int]]:
+    """One listener per SILENT_HOSTS address: accepts, reads, never answers."""
+    stop = threading.Event()
+    socks: dict[str, socket.socket] = {}
+    held: list[socket.socket] = []
+    for host in SILENT_HOSTS:
+        s = socket.socket()
+        s.bind((host, 0))
+        s.listen(1024)
+        s.settimeout(0.2)
+        socks[host] = s
+
+    def accept(s: socket.socket) -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = s.accept()
+            except OSError:
+                continue
+            held.append(conn)
+
+    threads = [threading.Thread(target=accept, args=(s,), daemon=True) for s in socks.values()]
+    for t in threads:
+        t.start()
+    try:
+        yield {host: s.getsockname()[1] for host, s in socks.items()}
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(2)
+        for s in [*socks.values(), *held]:
+            s.close()
+
+
+def point_at(html: str, ports: dict[str, int]) -> str:
+    """html with every external host replaced by one of the silent listeners (a host always
+    by the same one)."""
+    hosts = list(ports)
+
+    def sub(m: re.Match[str]) -> str:
+        target = hosts[sum(m.group(2).encode()) % len(hosts)]
+        return f"{m.group(1) or ''}//{target}:{ports[target]}"
+
+    return EXTERNAL.sub(sub, html)
+
+
+def corpus_pages(limit: int) -> list[tuple[str, str]]:
+    """(name, html) of the corpus's saved real pages, readability's first."""
+    pages = [(f"r-{d.name}", d.html) for d in readability() if EXTERNAL.search(d.html)]
+    pages += [(f"a-{d.name}", d.html) for d in article_benchmark()]
+    return pages[:limit]
+
+
+def bench_pages(work: Path, base: str) -> dict[str, Path]:
+    """path -> file of the generated 60-page site."""
+    out = work / "site"
+    subprocess.run([sys.executable, str(GEN_SITE), str(out), "--base-url", base], check=True,
+                   capture_output=True)  # fmt: skip
+    urls = (out / "urls.txt").read_text().split()
+    return {u.removeprefix(base): out / u.removeprefix(base).lstrip("/") for u in urls}
+
+
+def stack_cpu() -> float:
+    """CPU-s of every process below this one (the stack's), reaped children included."""
+    me = os.getpid()
+    return tree_cpu_seconds([p for p in proctree.descendants(me, proctree.parents()) if p != me])
+
+
+def wait_done(db_path: Path, jobs: int, timeout: float) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        time.sleep(0.5)
+        if not db_path.exists():
+            continue
+        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10) as db:
+            ended = db.execute(
+                "SELECT count(*) FROM archive_jobs WHERE kind = 'capture'"
+                " AND status NOT IN ('queued', 'running')"
+            ).fetchone()[0]
+        if ended >= jobs:
+            return True
+    return False
+
+
+@dataclass
+class Measured:
+    """What the writer's database says of the run."""
+
+    wall: float
+    nav: list[float]
+    codes: Counter[str]
+    outcomes: Counter[str]
+
+
+def measure(db_path: Path, served_at: float) -> Measured:
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10) as db:
+        last = db.execute(
+            "SELECT max(finished_at) FROM archive_jobs WHERE kind = 'capture'"
+        ).fetchone()[0]
+        nav = db.execute(
+            "SELECT started_at, ended_at, error_code FROM archive_results WHERE plugin ="
+            " 'navigate' AND started_at IS NOT NULL AND ended_at IS NOT NULL"
+        ).fetchall()
+        outcomes = Counter(
+            o for (o,) in db.execute("SELECT outcome FROM snapshots WHERE outcome IS NOT NULL")
+        )
+    durations = sorted(
+        (datetime.fromisoformat(e) - datetime.fromisoformat(s)).total_seconds() for s, e, _ in nav
+    )
+    return Measured(
+        datetime.fromisoformat(last).timestamp() - served_at,
+        durations,
+        Counter(c or "ok" for _, _, c in nav),
+        outcomes,
+    )
+
+
+RUNS = (
+    ("--site", "corpus", "--unreachable", "dns"),
+    ("--site", "corpus", "--unreachable", "silent"),
+    ("--site", "bench", "--per-domain", "1"),
+    ("--site", "bench", "--per-domain", "2"),
+)
+"""What `make bench` runs (no --site given): every figure, one stack after the other."""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--site", choices=("corpus", "bench"), default=None)
+    parser.add_argument("--unreachable", choices=("dns", "silent"), default="dns")
+    parser.add_argument("--pages", type=int, default=88, help="corpus pages (bench: 60 max)")
+    parser.add_argument("--per-domain", type=int, default=1, help="PER_DOMAIN_CONCURRENCY")
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    if not CORPORA.is_dir() or not GEN_SITE.exists():
+        print("skipped: ../shared/corpora or ../shared/bench not present")
+        return 0
+    if args.site is None:
+        extra = sys.argv[1:]
+        return max(subprocess.call([sys.executable, "-m", "bench.bench_stack", *run, *extra])
+                   for run in RUNS)  # fmt: skip
+    return run_one(args)
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """One stack, one site: capture every page, report."""
+    work = Path(tempfile.mkdtemp(prefix="dla-bench-stack-"))
+    with ExitStack() as stack_cm:
+        site = stack_cm.enter_context(FixtureServer(SITE_HOST))
+        if args.site == "corpus":
+            ports = stack_cm.enter_context(silent_listeners())
+            for name, html in corpus_pages(args.pages):
+                body = point_at(html, ports) if args.unreachable == "silent" else html
+                site.routes[f"/{name}/"] = Reply(body.encode(), headers={
+                    "Content-Type": "text/html; charset=utf-8"})  # fmt: skip
+        else:
+            for path, file in list(bench_pages(work, site.base).items())[: args.pages]:
+                site.routes[path] = Reply(file.read_bytes())
+        urls = [f"{site.base}{path}" for path in site.routes]
+        forum = stack_cm.enter_context(FixtureServer("127.0.0.1"))
+        posts = [Post(1000 + i, 50 + i, f'<p>Read <a href="{u}">this</a>.</p>')
+                 for i, u in enumerate(urls)]  # fmt: skip
+        full, empty = posts_rss(forum.base, posts), posts_rss(forum.base, [])
+        served: list[float] = []
+        armed = threading.Event()
+
+        def rss(_: object) -> Reply:
+            if armed.is_set() and not served:
+                served.append(time.time())
+            body = full if armed.is_set() else empty
+            return Reply(body, headers={"Content-Type": "application/rss+xml"})
+
+        forum.routes["/posts.rss"] = rss
+        (web_port,) = free_ports(1)
+        env = own_engines_env()
+        env.update(
+            RSS_URL=f"{forum.base}/posts.rss", POLL_INTERVAL_SECONDS="1",
+            ALLOW_PRIVATE_TARGETS="true", ARCHIVE_MODE="all", WEB_PORT=str(web_port),
+            PER_DOMAIN_CONCURRENCY=str(args.per_domain), LOG_LEVEL="WARNING",
+        )  # fmt: skip
+        stack = Stack(data_dir=work / "data", env=env)
+        db_path = work / "data" / "archive.sqlite3"
+        try:
+            stack.start_engines()
+            stack.start_services()
+            time.sleep(3)  # every service connected, the first (empty) polls passed
+            cpu0 = stack_cpu()
+            armed.set()
+            ok = wait_done(db_path, len(urls), args.timeout)
+            cpu = stack_cpu() - cpu0
+        finally:
+            stack.stop()
+        if not ok or not served:
+            print(f"FAILED: not every capture ended within {args.timeout:g} s")
+            return 1
+        m = measure(db_path, served[0])
+    return report(args, len(urls), m, cpu)
+
+
+def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float) -> int:
+    nav, wall = m.nav, m.wall
+    p95 = nav[min(len(nav) - 1, round(0.95 * (len(nav) - 1)))]
+    if args.site == "corpus":
+        what = (f"{pages} saved real pages of the readability and extraction corpora on "
+                f"{SITE_HOST}, external references unreachable: "
+                + ("their real names, which do not resolve here" if args.unreachable == "dns"
+                   else "every external host pointed at a listener on 127.0.0.10-17 that "
+                   "accepts and never answers"))  # fmt: skip
+        command = f"python -m bench.bench_stack --site corpus --unreachable {args.unreachable}"
+    else:
+        what = f"{pages} pages of the shared 60-page bench site, one host ({SITE_HOST})"
+        command = f"python -m bench.bench_stack --site bench --per-domain {args.per_domain}"
+    body = (
+        f"{what}; one post per page in one poll; whole stack as `make up` runs it, default "
+        f"settings but PER_DOMAIN_CONCURRENCY={args.per_domain}.\n\n"
+        "| measure | result |\n|---|---|\n"
+        f"| s/page (poll -> last job ended, / pages) | {wall / pages:.3f} |\n"
+        f"| pages/min | {60 * pages / wall:.1f} |\n"
+        f"| navigate, median / p95 / max (s) | {statistics.median(nav):.2f} / {p95:.2f} /"
+        f" {nav[-1]:.2f} |\n"
+        f"| navigate outcomes | {dict(sorted(m.codes.items()))} |\n"
+        f"| snapshot outcomes | {dict(sorted(m.outcomes.items()))} |\n"
+        f"| CPU-s/page, every process of the stack | {cpu / pages:.2f} |\n"
+    )
+    print(body)
+    if not args.no_write:
+        title = SECTION[args.site]
+        if args.site == "corpus":
+            title += f" ({args.unreachable})"
+        else:
+            title += f" {args.per_domain}"
+        write_section(title, command, body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
