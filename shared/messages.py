@@ -152,8 +152,8 @@ class CaptureEvent(Message):
         return f"cap:{self.snapshot_id}:{self.attempt}:{self.run}:{self.seq}"
 
 
-class CaptureDone(Message):
-    """``capture.done``: a worker finished (or gave up on) one job attempt."""
+class AttemptReport(Message):
+    """What a worker says of one run of one job attempt (the fields every such report has)."""
 
     job_id: int
     """The job."""
@@ -162,11 +162,16 @@ class CaptureDone(Message):
     snapshot_id: str
     """The snapshot."""
     attempt: int
-    """The attempt that finished."""
+    """The attempt."""
     run: int = 1
     """JetStream delivery number of the job message within the attempt (1 = first)."""
     worker: str
     """Which worker."""
+
+
+class CaptureDone(AttemptReport):
+    """``capture.done``: a worker finished (or gave up on) one job attempt."""
+
     records: int
     """How many CaptureEvents it published for this attempt (seq 0..records-1)."""
     retry_hooks: list[str] = Field(default_factory=list)
@@ -178,24 +183,11 @@ class CaptureDone(Message):
         return f"done:{self.snapshot_id}:{self.attempt}:{self.run}"
 
 
-class HostReleased(Message):
+class HostReleased(AttemptReport):
     """``capture.released``: a job attempt is done talking to its link's host (every hook that
     contacts it has ended: navigation, page adjustments, the raw fetch, platform API calls).
     The writer stops counting the job against its domain's `PER_DOMAIN_CONCURRENCY`, so the
     next capture of the host starts while this one post-processes and uploads."""
-
-    job_id: int
-    """The job."""
-    link_id: int
-    """The link."""
-    snapshot_id: str
-    """The snapshot."""
-    attempt: int
-    """The attempt that released the host."""
-    run: int = 1
-    """JetStream delivery number of the job message within the attempt (1 = first)."""
-    worker: str
-    """Which worker."""
 
     def msg_id(self) -> str:
         return f"released:{self.snapshot_id}:{self.attempt}:{self.run}"

@@ -127,33 +127,30 @@ def done(
 ) -> CaptureDone:
     """A CaptureDone for a job row."""
     return CaptureDone(
-        job_id=job["id"],
-        link_id=job["link_id"],
-        snapshot_id=job["snapshot_id"],
-        attempt=attempt if attempt is not None else job["attempts"],
-        run=run,
-        worker="host-a:1",
+        **report_ids(job, attempt, run),
         records=records,
         retry_hooks=retry or [],
         error=error,
     )
 
 
+def report_ids(
+    job: sqlite3.Row | dict[str, Any] | CaptureJob, attempt: int | None, run: int
+) -> dict[str, Any]:
+    """The AttemptReport fields of a worker's report on a job row (or a dispatched job)."""
+    if isinstance(job, CaptureJob):
+        job = {"id": job.job_id, "link_id": job.link_id, "snapshot_id": job.snapshot_id,
+               "attempts": job.attempt}  # fmt: skip
+    return {"job_id": job["id"], "link_id": job["link_id"], "snapshot_id": job["snapshot_id"],
+            "attempt": attempt if attempt is not None else job["attempts"], "run": run,
+            "worker": "host-a:1"}  # fmt: skip
+
+
 def released(
     job: sqlite3.Row | dict[str, Any] | CaptureJob, *, attempt: int | None = None, run: int = 1
 ) -> HostReleased:
     """A HostReleased for a job row (or a dispatched CaptureJob)."""
-    if isinstance(job, CaptureJob):
-        job = {"id": job.job_id, "link_id": job.link_id, "snapshot_id": job.snapshot_id,
-               "attempts": job.attempt}  # fmt: skip
-    return HostReleased(
-        job_id=job["id"],
-        link_id=job["link_id"],
-        snapshot_id=job["snapshot_id"],
-        attempt=attempt if attempt is not None else job["attempts"],
-        run=run,
-        worker="host-a:1",
-    )
+    return HostReleased(**report_ids(job, attempt, run))
 
 
 @dataclass

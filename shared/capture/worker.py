@@ -23,6 +23,7 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
@@ -125,19 +126,16 @@ class JobRun:
         if self.released:
             return
         self.released = True
-        job = self.job
-        released = HostReleased(
-            job_id=job.job_id,
-            link_id=job.link_id,
-            snapshot_id=job.snapshot_id,
-            attempt=job.attempt,
-            run=self.run,
-            worker=self.cfg.worker_id,
-        )
         try:
-            await bus.publish(self.js, CAPTURE_RELEASED, released)
+            await bus.publish(self.js, CAPTURE_RELEASED, HostReleased(**self.report_ids()))
         except BusError as exc:
-            log.warning("%s: host release not sent: %s", job.snapshot_id, exc)
+            log.warning("%s: host release not sent: %s", self.job.snapshot_id, exc)
+
+    def report_ids(self) -> dict[str, Any]:
+        """The fields of every report on this run of the attempt (AttemptReport)."""
+        job = self.job
+        return {"job_id": job.job_id, "link_id": job.link_id, "snapshot_id": job.snapshot_id,
+                "attempt": job.attempt, "run": self.run, "worker": self.cfg.worker_id}  # fmt: skip
 
     async def publish(self, record: HookRecord) -> None:
         """Publish one record as a CaptureEvent (raises BusError)."""
@@ -365,12 +363,7 @@ async def report_done(
         raise jr.storage_error
     await jr.upload_meta(results)
     done = CaptureDone(
-        job_id=job.job_id,
-        link_id=job.link_id,
-        snapshot_id=job.snapshot_id,
-        attempt=job.attempt,
-        run=jr.run,
-        worker=cfg.worker_id,
+        **jr.report_ids(),
         records=jr.seq,
         retry_hooks=retry,
     )

@@ -115,6 +115,21 @@ async def test_a_job_streams_records_and_uploads_artifacts(
         assert info.num_ack_pending == 0 and info.num_pending == 0
 
 
+async def capture_one(
+    nats_url: str, s3_env: dict[str, str], url: str, tmp_path: Path
+) -> list[object]:
+    """One job through a worker: every message it published, up to its CaptureDone."""
+    s = settings(nats_url, s3_env)
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await store.ensure_bucket()
+        await bus.publish(h.js, JOB_CAPTURE, job(url))
+        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
+        got = await h.results(until_done=1)
+        h.stop.set()
+        await worker
+        return got
+
+
 async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
     nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
 ) -> None:
@@ -122,14 +137,7 @@ async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
     skipped here without a browser; fetch; reddit, skipped for this link), the worker says so
     once, before the step 5 and step 8 hooks report: the writer gives the host's slot to its
     next capture while this one post-processes."""
-    s = settings(nats_url, s3_env)
-    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
-        await store.ensure_bucket()
-        await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p"))
-        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
-        got = await h.results(until_done=1)
-        h.stop.set()
-        await worker
+    got = await capture_one(nats_url, s3_env, f"{site.base}/p", tmp_path)
     [(release, said)] = [(i, m) for i, m in enumerate(got) if isinstance(m, HostReleased)]
     assert (said.snapshot_id, said.attempt, said.run) == ("snap1", 1, 1)
     ended = {
