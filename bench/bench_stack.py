@@ -44,9 +44,9 @@ from pathlib import Path
 from bench.bench_capture import tree_cpu_seconds
 from bench.extraction_corpus import CORPORA, article_benchmark, readability
 from bench.report import write_section
-from services.archiver import proctree
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
+from shared import processes
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import own_engines_env
@@ -130,7 +130,7 @@ def bench_pages(work: Path, base: str) -> dict[str, Path]:
 def stack_cpu() -> float:
     """CPU-s of every process below this one (the stack's), reaped children included."""
     me = os.getpid()
-    return tree_cpu_seconds([p for p in proctree.descendants(me, proctree.parents()) if p != me])
+    return tree_cpu_seconds([p for p in processes.descendants(me) if p != me])
 
 
 def wait_done(db_path: Path, jobs: int, timeout: float) -> bool:

@@ -39,7 +39,9 @@ async def test_a_released_host_lets_its_next_job_go(
     tmp_path: Path, nats_url: str, live_writer: Callable[..., LiveWriter]
 ) -> None:
     writer = live_writer(
-        tmp_path / "data", nats_url, {"PER_DOMAIN_CONCURRENCY": "1", "WORKER_CONCURRENCY": "4"}
+        tmp_path / "data",
+        nats_url,
+        {"PER_DOMAIN_CONCURRENCY": "1", "WORKER_CONCURRENCY": "4", "ARCHIVE_MODE": "all"},
     )
     writer.start()
     await publish_all(nats_url, [post("g1", *(occ(u) for u in URLS))])
