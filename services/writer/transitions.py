@@ -184,12 +184,12 @@ def published(conn: sqlite3.Connection, dispatches: list[tuple[int, int]], now: 
 
 
 def release_host(conn: sqlite3.Connection, job_id: int, attempt: int, run: int, now: str) -> None:
-    """The attempt in flight is done talking to its host (idempotent: the first release of
-    an attempt's run counts; a late one of an older run or attempt changes nothing)."""
+    """The attempt in flight is done talking to its host (idempotent; a late release of an
+    older run, one that a later run re-held, or of another attempt changes nothing)."""
     conn.execute(
-        "UPDATE archive_jobs SET host_released_at = ?, host_released_run = ?"
-        " WHERE id = ? AND attempts = ? AND status = 'running'"
-        " AND (host_released_run IS NULL OR host_released_run < ?)",
+        "UPDATE archive_jobs SET host_released_at = coalesce(host_released_at, ?),"
+        " host_released_run = ? WHERE id = ? AND attempts = ? AND status = 'running'"
+        " AND (host_released_run IS NULL OR host_released_run <= ?)",
         (now, run, job_id, attempt, run),
     )
 
@@ -198,9 +198,9 @@ def rehold_host(conn: sqlite3.Connection, job_id: int, attempt: int, run: int) -
     """A later run of the attempt (the job message was redelivered) started: it talks to the
     host again, so the host counts the job again until that run releases it."""
     conn.execute(
-        "UPDATE archive_jobs SET host_released_at = NULL, host_released_run = NULL"
-        " WHERE id = ? AND attempts = ? AND host_released_run < ?",
-        (job_id, attempt, run),
+        "UPDATE archive_jobs SET host_released_at = NULL, host_released_run = ?"
+        " WHERE id = ? AND attempts = ? AND (host_released_run IS NULL OR host_released_run < ?)",
+        (run, job_id, attempt, run),
     )
 
 
