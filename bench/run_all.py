@@ -17,6 +17,7 @@ BENCHES = [
     "bench_media",
     "bench_capture",
     "bench_stack",
+    "bench_platforms",
 ]
 
 

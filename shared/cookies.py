@@ -80,6 +80,16 @@ class CookieSet:
             text = text.replace(value, REDACTED)
         return text
 
+    def scrub_data(self, data: Any) -> Any:
+        """A JSON-like value (dicts, lists, strings) with every cookie value scrubbed."""
+        if isinstance(data, str):
+            return self.scrub(data)
+        if isinstance(data, dict):
+            return {k: self.scrub_data(v) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self.scrub_data(v) for v in data]
+        return data
+
     @contextlib.contextmanager
     def netscape_file(self) -> Iterator[Path]:
         """The cookies in a Netscape file of their own (mode 0600, in a private temporary

@@ -16,7 +16,10 @@ was expected, `huge` 50 MB of JSON, `malformed` cut JSON.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from http.server import BaseHTTPRequestHandler
@@ -25,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from shared.fetching.exchange import FetchLimits
+from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
 from shared.platforms.chain import Context, Settings, run_chain, store_media
 from shared.platforms.http import Client
 from shared.platforms.outcome import ChainResult
@@ -277,3 +281,53 @@ async def run_platform(
         if media_dir is not None and result.post is not None:
             await store_media(client, result.post, media_dir)
     return result
+
+
+PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+
+
+def run_hook(
+    plugin: str, hook: str, url: str, cwd: Path, server: PlatformServer, **env: str
+) -> tuple[int, list[HookRecord], str]:
+    """A platform plugin's hook as a real subprocess in `cwd` (the snapshot's
+    `<plugin>/` folder), its bases pointed at `server`, local targets allowed, its yt-dlp
+    step left out (it would ask the real platform): (exit code, records, stderr)."""
+    prefix = plugin.upper()
+    steps = ",".join(n for n, _ in PLATFORMS[plugin].chain if n != "yt-dlp")
+    full = {
+        **os.environ,
+        **server.bases(),
+        "ALLOW_PRIVATE_TARGETS": "true",
+        f"{prefix}_STEPS": steps,
+        **env,
+    }
+    cwd.mkdir(parents=True, exist_ok=True)
+    script = next((PLUGINS / plugin).glob(f"on_Snapshot__*_{hook}.py"))
+    proc = subprocess.run(
+        [sys.executable, str(script), f"--url={url}", "--snapshot-id=t"],
+        cwd=cwd, env=full, capture_output=True, timeout=120,
+    )  # fmt: skip
+    records = [parse_record(line) for line in proc.stdout.decode().splitlines() if line.strip()]
+    return proc.returncode, records, proc.stderr.decode()
+
+
+def check_post_kept(plugin: str, url: str, source: str, images: int, cwd: Path) -> None:
+    """The plugin's API hook keeps the post: succeeded, one Post record from `source`,
+    post.json with `images` images stored beside it, and `<plugin>.json` naming the step."""
+    with PlatformServer() as server:
+        code, records, _ = run_hook(plugin, plugin, url, cwd, server)
+    final = [r for r in records if isinstance(r, ArchiveResultRecord)][-1]
+    assert code == 0 and final.status == "succeeded", final
+    assert [r.post.source for r in records if isinstance(r, PostRecord)] == [source]
+    kept = json.loads((cwd / "post.json").read_text())
+    files = [m["file"] for m in kept["media"] if m.get("file")]
+    assert len(files) == images and all((cwd / f).is_file() for f in files)
+    assert json.loads((cwd / f"{plugin}.json").read_text())["source"] == source
+
+
+def check_failure(plugin: str, url: str, code: str, exit_code: int, cwd: Path) -> None:
+    """The plugin's API hook fails with `code` and exits `exit_code` (1: retried)."""
+    with PlatformServer() as server:
+        rc, records, _ = run_hook(plugin, plugin, url, cwd, server)
+    final = [r for r in records if isinstance(r, ArchiveResultRecord)][-1]
+    assert (rc, final.status, final.error_code) == (exit_code, "failed", code)

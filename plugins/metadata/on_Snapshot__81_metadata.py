@@ -1,16 +1,19 @@
 """Hook (step 8, post-processing): the page's metadata, from the raw HTML and the rendered DOM.
 
 Reads `../fetch/body.html` (raw, step 4) and `../dom/dom.html` (rendered, step 5), each when
-present and not an HTTP error page, plus `../reddit/post.json` for Reddit links (step 4).
+present and not an HTTP error page, plus `../reddit/meta.json` for Reddit links (step 4).
 Each HTML version gives title, description, author, published date, site name, language,
 canonical link, favicon and image (shared.content.metadata); the two are merged: the
 rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an
 interstitial and the raw page is not; a field one lacks comes from the other. Reddit's JSON
 wins over both, and a PDF document's own title, author and creation date
-(`../fetch/body.pdf`) over its viewer's page. Writes `metadata.json` (the merged values and
-each source's) and emits one Metadata record, with `has_video` when either page shows a
-video (shared.content.video) or Reddit's JSON says the post is a Reddit-hosted video (the
-writer gives such a link a media job). No HTML and no PDF: `skipped` (nothing to read; not retried).
+(`../fetch/body.pdf`) over its viewer's page. A platform post a plugin kept
+(`../<platform>/post.json`, shared.platforms) wins over them all: its title, author, time
+and text, not the login wall the browser may have been shown. Writes `metadata.json` (the
+merged values and each source's) and emits one Metadata record, with `has_video` when either
+page shows a video (shared.content.video), Reddit's JSON says the post is a Reddit-hosted
+video or the platform post shows one (the writer gives such a link a media job). No HTML
+and no PDF: `skipped` (nothing to read; not retried).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ from shared.content.pdf import PdfUnreadable, read_pdf
 from shared.content.video import shows_video
 from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
+from shared.platforms.page import post_metadata
+from shared.platforms.post import Post
 
 
 def reddit_post(folder: Path) -> dict[str, Any] | None:
-    """The reddit plugin's post values (post.json), when it wrote them."""
+    """The reddit plugin's post values (meta.json), when it wrote them."""
     try:
-        data = json.loads((folder / "reddit" / "post.json").read_text(encoding="utf-8"))
+        data = json.loads((folder / "reddit" / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -43,6 +48,16 @@ def reddit_metadata(post: dict[str, Any]) -> PageMetadata:
     """The page metadata among the reddit plugin's post values."""
     known = {f.name for f in fields(PageMetadata)}
     return PageMetadata(**{k: v for k, v in post.items() if k in known and isinstance(v, str)})
+
+
+def platform_post(folder: Path) -> Post | None:
+    """The post a platform plugin kept for this link, if one did."""
+    for path in sorted(folder.glob("*/post.json")):
+        try:
+            return Post.model_validate_json(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def pdf_metadata(path: Path) -> PageMetadata | None:
@@ -69,6 +84,7 @@ def main() -> int:
     post = reddit_post(snapshot)
     reddit = reddit_metadata(post) if post is not None else None
     document = pdf_metadata(snapshot / "fetch" / "body.pdf")
+    kept = platform_post(snapshot)
     if inputs.raw is None and inputs.rendered is None and reddit is None and document is None:
         why = "; ".join(inputs.skipped) or "no HTML captured"
         emit(ArchiveResultRecord(status="skipped", output_str=why))
@@ -83,19 +99,24 @@ def main() -> int:
         merged = replace(merged, **document.as_dict())
     if reddit is not None:
         merged = replace(merged, **reddit.as_dict())
+    if kept is not None:
+        merged = replace(merged, **post_metadata(kept).as_dict())
     saved = {
         **merged.as_dict(),
         "sources": {"raw": raw.as_dict(), "rendered": rendered.as_dict()},
         "rendered_is_wall": looks_like_wall(rendered),
         "reddit_json": reddit is not None,
+        "post": kept.platform if kept is not None else None,
         "pdf": document.as_dict() if document is not None else None,
         "skipped_sources": list(inputs.skipped),
         "cut_sources": list(inputs.cut),
     }
     values = asdict(merged)
-    values["has_video"] = any(
-        shows_video(html) for html in (inputs.raw, inputs.rendered) if html
-    ) or bool(post and post.get("has_video") is True)
+    values["has_video"] = (
+        any(shows_video(html) for html in (inputs.raw, inputs.rendered) if html)
+        or bool(post and post.get("has_video") is True)
+        or bool(kept and kept.has_video())
+    )
     saved["has_video"] = values["has_video"]
     Path("metadata.json").write_text(json.dumps(saved, indent=1, ensure_ascii=False))
     emit(MetadataRecord(**{k: values[k] for k in MetadataRecord.model_fields if k in values}))

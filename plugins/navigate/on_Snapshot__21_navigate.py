@@ -23,6 +23,12 @@ says whether it did and how long it took.
     the document's body broke off      failed, hard  E_NAVIGATE_TRUNCATED (retried; the page
     (the server closed early)                        captures that read navigate are skipped)
     no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
+    a login wall, consent gate or bot challenge instead of the page (shared.content.walls;
+    the captures still run, as evidence of what was served)
+                                       partial       E_NAVIGATE_LOGIN_WALL / _CONSENT_WALL /
+                                                     _BLOCKED; E_NAVIGATE_LOGGED_OUT when the
+                                                     context held the operator's cookies for
+                                                     the site (COOKIES_DIR: the session expired)
     the page opts out (X-No-Archive header on the main document, or the meta tag in the
     rendered page)                     failed, soft  E_NAVIGATE_DECLINED, nothing written
                                                      (unless NAVIGATE_RESPECT_NO_ARCHIVE=false,
@@ -40,8 +46,9 @@ from typing import Any, Literal
 
 from shared import pageclient as pc
 from shared.content.no_archive import declined_by_headers, declined_by_html
+from shared.content.walls import SIGNALS_JS, PageSignals, Wall, classify
 from shared.hooks.config import hook_settings
-from shared.hooks.error_codes import http_code
+from shared.hooks.error_codes import What, code, http_code
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
 
 META_TAGS = "() => Array.from(document.querySelectorAll('meta'), m => m.outerHTML).join('\\n')"
@@ -100,6 +107,34 @@ def meta_tags(page: pc.PageClient, timeout: float) -> bytes:
         dom.unlink()
 
 
+WALL_CODES: dict[str, What] = {
+    "login_wall": "LOGIN_WALL",
+    "consent_wall": "CONSENT_WALL",
+    "blocked": "BLOCKED",
+}
+
+
+def wall_of(page: pc.PageClient, nav: dict[str, Any], url: str, timeout: float) -> Wall | None:
+    """The wall the loaded page is, if it is one (a page of an error status is not asked)."""
+    status = nav.get("status")
+    if not nav.get("document") or nav.get("error") or (isinstance(status, int) and status >= 400):
+        return None
+    try:
+        found = page.evaluate(SIGNALS_JS, timeout=timeout)
+    except pc.PageError as exc:
+        if exc.code != pc.E_SCRIPT:
+            raise
+        return None  # the page's own scripts broke the probe: not a wall's doing
+    return classify(PageSignals.of(found), url) if isinstance(found, dict) else None
+
+
+def wall_code(wall: Wall, nav: dict[str, Any]) -> str:
+    """The code of a wall: LOGGED_OUT when the context held the site's cookies."""
+    if wall.reason == "login_wall" and (nav.get("cookies") or {}).get("count"):
+        return code("NAVIGATE", "LOGGED_OUT")
+    return code("NAVIGATE", WALL_CODES[wall.reason])
+
+
 def main() -> int:
     url, timeout = pc.hook_args()
     settings = hook_settings(__file__)
@@ -117,6 +152,7 @@ def main() -> int:
             log = page.responses()
             if respect:
                 why = declined(page, nav, timeout)
+            wall = wall_of(page, nav, url, timeout) if why is None else None
     except pc.PageError as exc:
         print(f"navigate: {exc}", file=sys.stderr)
         if exc.code == pc.E_NO_BROWSER:
@@ -136,9 +172,16 @@ def main() -> int:
         emit(ArchiveResultRecord(status="failed", output_str=output,
                                  error_code="E_NAVIGATE_DECLINED"))  # fmt: skip
         return 0
+    if wall is not None:
+        nav["wall"] = {"reason": wall.reason, "why": wall.why}
     Path("navigate.json").write_text(json.dumps({**nav, **log}, indent=1))
     if nav.get("final_url"):
         emit(SnapshotRecord(final_url=nav["final_url"]))
+    if wall is not None:
+        ending = wall_code(wall, nav)
+        print(f"navigate: {ending}: {wall.why}", file=sys.stderr)
+        emit(ArchiveResultRecord(status="partial", output_str=wall.why[:500], error_code=ending))
+        return 0
     status, error_code, hard = outcome(nav)
     error = nav.get("error") or {}
     summary = f"HTTP {nav.get('status')} {nav.get('final_url')}"

@@ -5,8 +5,9 @@ For reddit.com links only (others: `skipped`). The HTML page is asked of REDDIT_
 page, a login wall or the over-18 gate (shared.content.reddit.classify_page); the page that
 worked is `page.html`. For thread links the permalink's `.json` (REDDIT_JSON_BASE) is kept
 as `thread.json` and turned into `thread.html` (post and comment tree, the readable plugin's
-article) and `post.json` (title, author, date, subreddit, has_video for a Reddit-hosted
-video post: the metadata plugin's values).
+article), `meta.json` (title, author, date, subreddit, has_video for a Reddit-hosted video
+post: the metadata plugin's values) and the post (shared.platforms.reddit: `post.json`, its
+images under `media/`, a Post record; REDDIT_REPLIES comments to REDDIT_REPLY_DEPTH levels).
 `reddit.json` records every attempt (URL, status, verdict) and which source succeeded.
 Every request goes through shared.fetching: the target policy on every hop (in production
 no loopback, private, link-local or metadata address: refused and recorded), connects to
@@ -30,6 +31,7 @@ from typing import Any
 
 from shared.content.reddit import (
     NotAThread,
+    Thread,
     classify_page,
     is_reddit,
     on_host,
@@ -38,76 +40,61 @@ from shared.content.reddit import (
     thread_metadata,
     thread_path,
 )
-from shared.fetching.exchange import Fetch, FetchLimits
-from shared.fetching.warc import WarcLog
+from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import code, retry_worthy
-from shared.hooks.records import ArchiveResultRecord, FileRecord, emit
+from shared.hooks.records import ArchiveResultRecord, emit
+from shared.platforms import reddit as reddit_post
+from shared.platforms.chain import store_media
+from shared.platforms.hook import keep_post
+from shared.platforms.http import Client, warc_log
 
 WARC_NAME = "reddit.warc.gz"
 SOFTWARE = "discourse-link-archiver reddit plugin (warcio)"
 
 
-class Fetcher:
-    """GETs through shared.fetching (the target policy on every hop, checked-address
-    connects, timeouts, stall and size rules), every exchange into one WARC."""
-
-    def __init__(self, limits: FetchLimits, agent: str, allow_private: bool) -> None:
-        self.limits, self.agent, self.allow_private = limits, agent, allow_private
-        self.warc = WarcLog(Path(WARC_NAME), SOFTWARE)
-        self.exchanges = 0
-
-    def get(self, url: str) -> dict[str, Any]:
-        """{url, final_url, status, error, body (bytes)}; never raises."""
-        fetch = Fetch(
-            self.limits,
-            user_agent=self.agent,
-            allow_private=self.allow_private,
-            workdir=Path("."),
-            warc=self.warc,
-        )
-        res = asyncio.run(fetch.run(url))
-        self.exchanges += res.warc_exchanges
-        body = b""
-        if res.body is not None:
-            body = res.body.read_bytes()
-            res.body.unlink(missing_ok=True)
-        return {
-            "url": url,
-            "final_url": res.final_url,
-            "status": res.response.status if res.response else None,
-            "error": f"{res.error}: {res.message}" if res.error else None,
-            "kind": res.error,
-            "body": body,
-        }
-
-    def close(self) -> None:
-        self.warc.close()
-        if self.exchanges:
-            emit(FileRecord(path=WARC_NAME, kind="warc", content_type="application/warc"))
-        else:
-            Path(WARC_NAME).unlink(missing_ok=True)
+async def fetch(client: Client, url: str) -> dict[str, Any]:
+    """{url, final_url, status, error, kind, body (bytes)}; never raises."""
+    got = await client.get(url)
+    return {
+        "url": url,
+        "final_url": got.final_url,
+        "status": got.status,
+        "error": f"{got.error}: {got.message}" if got.error else None,
+        "kind": got.error,
+        "body": got.body,
+    }
 
 
-def html_page(
-    fetcher: Fetcher, url: str, bases: list[tuple[str, str]]
+async def html_page(
+    client: Client, url: str, bases: list[tuple[str, str]]
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """(name of the base whose page worked, attempts); writes page.html."""
     attempts = []
     for name, base in bases:
-        got = fetcher.get(on_host(base, url))
+        got = await fetch(client, on_host(base, url))
         text = got["body"].decode("utf-8", errors="replace")
         verdict = "error" if got["error"] else classify_page(got["status"], got["final_url"], text)
         attempts.append({**{k: v for k, v in got.items() if k != "body"}, "verdict": verdict})
         if verdict == "ok":
-            Path("page.html").write_bytes(got["body"])
+            await asyncio.to_thread(Path("page.html").write_bytes, got["body"])
             return name, attempts
     return None, attempts
 
 
-def thread_json(fetcher: Fetcher, url: str, base: str) -> tuple[bool, dict[str, Any]]:
-    """(worked, attempt); writes thread.json, thread.html and post.json."""
-    got = fetcher.get(on_host(base, url, json_suffix=True))
+def keep_thread(body: bytes, thread: Thread) -> None:
+    """thread.json, thread.html and meta.json."""
+    Path("thread.json").write_bytes(body)
+    Path("thread.html").write_text(thread_html(thread), encoding="utf-8")
+    meta: dict[str, Any] = {**thread_metadata(thread).as_dict(), "has_video": thread.has_video}
+    Path("meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+
+
+async def thread_json(
+    client: Client, url: str, base: str, settings: dict[str, Any]
+) -> tuple[bool, dict[str, Any]]:
+    """(worked, attempt); writes thread.json, thread.html, meta.json and the post."""
+    got = await fetch(client, on_host(base, url, json_suffix=True))
     attempt = {k: v for k, v in got.items() if k != "body"}
     if got["kind"] is not None or got["status"] != 200:
         ok_status = got["status"] is not None and got["kind"] is None
@@ -118,10 +105,12 @@ def thread_json(fetcher: Fetcher, url: str, base: str) -> tuple[bool, dict[str, 
     except (ValueError, NotAThread) as exc:  # a login page or a block page instead of JSON
         attempt.update(verdict="not_json", error=str(exc)[:200])
         return False, attempt
-    Path("thread.json").write_bytes(got["body"])
-    Path("thread.html").write_text(thread_html(thread), encoding="utf-8")
-    meta: dict[str, Any] = {**thread_metadata(thread).as_dict(), "has_video": thread.has_video}
-    Path("post.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+    await asyncio.to_thread(keep_thread, got["body"], thread)
+    depth, limit = int(settings["REDDIT_REPLY_DEPTH"]), int(settings["REDDIT_REPLIES"])
+    post = reddit_post.outcome(thread, url, got["status"], depth, limit).post
+    if post is not None:
+        await store_media(client, post, Path.cwd())
+        await asyncio.to_thread(keep_post, post, None)
     attempt["verdict"] = "ok"
     return True, attempt
 
@@ -145,17 +134,8 @@ def outcome(attempts: list[dict[str, Any]]) -> str:
     return "E_REDDIT_NOT_FOUND"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
-    args, _ = parser.parse_known_args()
-    if not is_reddit(args.url):
-        emit(ArchiveResultRecord(status="skipped", output_str="not a Reddit link"))
-        return 0
-    settings = hook_settings(__file__)
-    old = str(settings["REDDIT_OLD_BASE"])
-    www = str(settings["REDDIT_WWW_BASE"])
-    json_base = str(settings["REDDIT_JSON_BASE"])
+async def capture(url: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The page, the thread JSON and the post; the report of every attempt."""
     each = float(settings["REDDIT_REQUEST_TIMEOUT"])
     limits = FetchLimits(
         total_timeout=each,
@@ -165,15 +145,37 @@ def main() -> int:
         max_bytes=int(settings["REDDIT_MAX_BYTES"]),
         max_redirects=5,
     )
-    allow_private = bool(settings["ALLOW_PRIVATE_TARGETS"])
-    fetcher = Fetcher(limits, str(settings["USER_AGENT"]), allow_private)
-    html_source, attempts = html_page(fetcher, args.url, [("old.reddit", old), ("www.reddit", www)])
-    json_ok = False
-    if thread_path(args.url):
-        json_ok, attempt = thread_json(fetcher, args.url, json_base)
-        attempts.append(attempt)
-    fetcher.close()
-    report = {"url": args.url, "html_source": html_source, "json": json_ok, "attempts": attempts}
+    with (
+        warc_log(Path(WARC_NAME), SOFTWARE) as warc,
+        Client(
+            limits,
+            user_agent=str(settings["USER_AGENT"]),
+            allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
+            warc=warc,
+            media_max_bytes=int(settings["REDDIT_MEDIA_MAX_BYTES"]),
+        ) as client,
+    ):
+        bases = [("old.reddit", str(settings["REDDIT_OLD_BASE"])),
+                 ("www.reddit", str(settings["REDDIT_WWW_BASE"]))]  # fmt: skip
+        html_source, attempts = await html_page(client, url, bases)
+        json_ok = False
+        if thread_path(url):
+            json_ok, attempt = await thread_json(
+                client, url, str(settings["REDDIT_JSON_BASE"]), settings
+            )
+            attempts.append(attempt)
+    return {"url": url, "html_source": html_source, "json": json_ok, "attempts": attempts}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    args, _ = parser.parse_known_args()
+    if not is_reddit(args.url):
+        emit(ArchiveResultRecord(status="skipped", output_str="not a Reddit link"))
+        return 0
+    report = asyncio.run(capture(args.url, hook_settings(__file__)))
+    html_source, json_ok, attempts = report["html_source"], report["json"], report["attempts"]
     Path("reddit.json").write_text(json.dumps(report, indent=1))
     if html_source or json_ok:
         parts = [p for p in (html_source, "json" if json_ok else None) if p]
@@ -181,10 +183,10 @@ def main() -> int:
         summary = " + ".join(parts) + (f" ({why})" if why else "")
         emit(ArchiveResultRecord(status="succeeded", output_str=summary[:500]))
         return 0
-    code = outcome(attempts)
+    ending = outcome(attempts)
     why = "; ".join(f"{a['url']}: {a['verdict']} {a['error'] or a['status']}" for a in attempts)
-    emit(ArchiveResultRecord(status="failed", output_str=why[:500], error_code=code))
-    return 1 if retry_worthy(code) else 0
+    emit(ArchiveResultRecord(status="failed", output_str=why[:500], error_code=ending))
+    return 1 if retry_worthy(ending) else 0
 
 
 if __name__ == "__main__":

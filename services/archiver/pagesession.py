@@ -40,11 +40,16 @@ from services.archiver.browser import BrowserBroker
 from services.archiver.egress import ERROR_HEADER, EgressPolicy, EgressProxy, origin
 from services.archiver.renderers import RendererKill
 from shared import pageclient as proto
+from shared.cookies import REDACTED, CookieSet
+from shared.cookies import load as load_cookies
 from shared.links.urlparts import SCHEME_PREFIXES
 
 log = logging.getLogger(__name__)
 
 LOAD_STATES = ("load", "domcontentloaded", "networkidle", "commit")
+SESSION_HEADERS = frozenset({"set-cookie", "cookie", "authorization"})
+"""Header values a context holding the operator's cookies never records (a site renews the
+session it was shown in Set-Cookie: a new secret of the same account)."""
 
 
 class OpError(Exception):
@@ -66,6 +71,8 @@ class PageOptions:
     idle_timeout_s: float = 60.0
     max_log_entries: int = 2000
     policy: EgressPolicy | None = None
+    cookies_dir: str | None = None
+    """COOKIES_DIR: the link's site's cookies go into its context (shared.cookies)."""
 
 
 def _number(req: dict[str, Any], name: str, default: float) -> float:
@@ -138,6 +145,9 @@ class PageSession:
         """Set, during a navigation, with the failure of a main document whose body broke
         off after its response (see _goto)."""
         self._cdp_session: CDPSession | None = None
+        self.cookies: CookieSet | None = None
+        """The operator's cookies loaded into the context for the link's site (their values
+        are scrubbed from every answer: they never reach navigate.json or a log)."""
         self._in_flight: dict[Request, float] = {}
         """Requests the page has open (settlewatch.py), by when each started."""
         self._doc_urls: list[str] = []
@@ -366,6 +376,7 @@ class PageSession:
         if wait_until not in LOAD_STATES:
             raise OpError(proto.E_BAD_REQUEST, f"wait_until must be one of {LOAD_STATES}")
         page = await self.page()
+        await self._load_cookies(url)
         started = time.monotonic()
         self._doc_response = None
         error: dict[str, str] | None = None
@@ -397,9 +408,34 @@ class PageSession:
         response = response or self._doc_response
         nav = await self._describe(url, response, error, page)
         nav["elapsed_s"] = round(time.monotonic() - started, 3)
+        nav["cookies"] = self._cookie_facts()
+        if self.cookies:  # the site's answers to a logged-in context may renew the session
+            nav["headers"] = [
+                [name, REDACTED if name.lower() in SESSION_HEADERS else value]
+                for name, value in nav["headers"]
+            ]
+            nav = self.cookies.scrub_data(nav)
         self.navigation = nav
         self._loaded_at = time.monotonic()
         return nav
+
+    async def _load_cookies(self, url: str) -> None:
+        """Once per snapshot, on its first navigation: the site's cookies of COOKIES_DIR,
+        for the link's site only (a cookie of another domain in its file is left out, and
+        the browser sends these to their own domain alone)."""
+        if self.cookies is not None or self._context is None:
+            return
+        self.cookies = load_cookies(self.options.cookies_dir, url)
+        if self.cookies:
+            await self._context.add_cookies(self.cookies.for_playwright())  # type: ignore[arg-type]
+            self._event("cookies_loaded", **(self._cookie_facts() or {}))
+            log.info("snapshot context: %r", self.cookies)
+
+    def _cookie_facts(self) -> dict[str, Any] | None:
+        """Which site's cookies the context holds and how many (never their values)."""
+        if not self.cookies:
+            return None
+        return {"site": self.cookies.site, "count": len(self.cookies.cookies)}
 
     async def _goto(
         self,
@@ -593,6 +629,8 @@ class PageSession:
         path = self._path(req)
         page = await self._live_page()
         html = await page.content()
+        if self.cookies:  # a page may print a session token it was given
+            html = self.cookies.scrub(html)
         await asyncio.to_thread(path.write_text, html, "utf-8")
         return await asyncio.to_thread(self._file_result, path, url=page.url)
 
@@ -651,7 +689,7 @@ class PageSession:
 
     async def op_responses(self, req: dict[str, Any]) -> dict[str, Any]:
         proxy_log = self._proxy.log if self._proxy is not None else None
-        return {
+        answer = {
             "responses": self.responses,
             "refused": proxy_log.refused if proxy_log else [],
             "failed": proxy_log.failed if proxy_log else [],
@@ -660,3 +698,4 @@ class PageSession:
             "failed_subresources": self.failed_subresources,
             "events": self.events,
         }
+        return self.cookies.scrub_data(answer) if self.cookies else answer

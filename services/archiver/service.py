@@ -45,6 +45,7 @@ def page_options(s: ArchiverSettings) -> PageOptions:
             allow_private=s.allow_private_targets,
             subresource_timeout=s.browser_subresource_timeout_seconds,
         ),
+        cookies_dir=s.cookies_dir or None,
     )
 
 

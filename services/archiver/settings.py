@@ -52,6 +52,11 @@ class ArchiverSettings(WorkerSettings):
         " after this long (lookup and connect included) is answered 504 by the egress proxy,"
         " so a host that never answers cannot hold the page's load.",
     )
+    cookies_dir: str = Field(
+        "",
+        description="Folder of Netscape cookies.txt files named <registrable domain>.txt: a"
+        " link's browser context gets its site's cookies (empty: none).",
+    )
     browser_max_op_seconds: float = Field(
         600, gt=0, description="Upper bound on any one page operation a hook asks for."
     )

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
+from shared.hooks.error_codes import reason_of, walled
 from shared.links.urlparts import supported_scheme
 
 
@@ -154,7 +155,10 @@ def display_status(status: str | None, error_code: str | None) -> tuple[str, str
 
 
 def short_code(code: str) -> str:
-    """'E_FETCH_HTTP_404' -> 'HTTP 404'; other codes lose their E_ prefix."""
+    """'E_FETCH_HTTP_404' -> 'HTTP 404'; a wall is its reason ('login_wall', 'logged_out');
+    other codes lose their E_ prefix."""
+    if walled(code):
+        return str(reason_of(code))
     if "_HTTP_" in code:
         return "HTTP " + code.rsplit("_HTTP_", 1)[1]
     return code.removeprefix("E_").replace("_", " ").lower()

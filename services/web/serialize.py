@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.web.posts import post_view
 from services.web.present import display_status, snippet_json
 
 
@@ -116,6 +117,7 @@ def link_detail(link: dict[str, Any]) -> dict[str, Any]:
         "artifacts": [artifact(a) for a in link["artifacts"]],
         "video": bool(link.get("video")),
         "videos": [video(v) for v in link.get("videos", ())],
+        "post": post_view(link.get("post"), link["artifacts"]),
     }
 
 

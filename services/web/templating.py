@@ -9,7 +9,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 
-from services.web import present
+from services.web import posts, present
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.filters.update(present.FILTERS)
@@ -19,6 +19,7 @@ TEMPLATES.env.globals.update(
     when=present.when,
     status_pill=present.status_pill,
     link_item=present.link_item,
+    counts_line=posts.counts_line,
 )
 
 

@@ -19,6 +19,7 @@ from services.writer import (
     linkstore,
     media,
     moderation,
+    posts,
     tombstones,
     transitions,
 )
@@ -67,3 +68,4 @@ def merge(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> N
     artifacts.move_to_link(conn, loser, survivor)
     linkstore.absorb(conn, loser=loser, survivor=survivor, now=now)
     media.move_to_link(conn, loser, survivor, now)
+    posts.move_to_link(conn, loser, survivor)

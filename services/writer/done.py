@@ -8,10 +8,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.writer import linkstore, media, transitions
+from services.writer import linkstore, media, posts, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
-from shared.hooks.error_codes import final, retry_worthy, telling
+from shared.hooks.error_codes import final, retry_worthy, telling, walled
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone, HostReleased
 
@@ -41,6 +41,16 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         )
         return
     retry = [h for h in done.retry_hooks if _retry_worthy(ctx, job["snapshot_id"], h)]
+    post_plugin = posts.plugin_of(conn, job["snapshot_id"])
+    if post_plugin is not None:  # the post was kept: its chain's other steps need no retry
+        ours = {
+            str(r[0])
+            for r in conn.execute(
+                "SELECT hook FROM archive_results WHERE snapshot_id = ? AND plugin = ?",
+                (job["snapshot_id"], post_plugin),
+            )
+        }
+        retry = [h for h in retry if h not in ours]
     outcome = attempt_outcome(ctx, job["snapshot_id"])
     if final(outcome.error_code) and outcome.hook not in retry:
         # What the attempt found is final (not a web page, a download, too large) and its
@@ -125,12 +135,19 @@ class AttemptOutcome:
 def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     """Succeeded when no hook failed or was partial; partial when some hook kept something
     (succeeded or partial) while another failed or was partial; failed when none kept
-    anything but one failed. Skipped hooks do not count either way."""
+    anything but one failed. Skipped hooks do not count either way, nor, when the snapshot
+    kept a platform post, the other hooks of the plugin that kept it (an API step that
+    failed before the page gave the post) or a wall another hook met (`walled`: the
+    browser's login wall is evidence, the post is the archive)."""
     rows = ctx.conn.execute(
-        "SELECT hook, status, error_code, output_str FROM archive_results WHERE snapshot_id = ?"
-        " ORDER BY id",
+        "SELECT plugin, hook, status, error_code, output_str FROM archive_results"
+        " WHERE snapshot_id = ? ORDER BY id",
         (snapshot_id,),
     ).fetchall()
+    post_plugin = posts.plugin_of(ctx.conn, snapshot_id)
+    if post_plugin is not None:
+        rows = [r for r in rows if r["plugin"] != post_plugin or r["status"] != "failed"]
+        rows = [r for r in rows if not walled(r["error_code"])]
     kept = [r for r in rows if r["status"] in ("succeeded", "partial")]
     bad = [r for r in rows if r["status"] == "failed"] + [
         r for r in rows if r["status"] == "partial"

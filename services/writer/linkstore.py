@@ -88,7 +88,7 @@ def upsert_link(
         return link_id
     conn.execute(
         "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text,"
-        " media_text) VALUES (?, ?, '', ?, ?, '', '')",
+        " media_text, post_text) VALUES (?, ?, '', ?, ?, '', '', '')",
         (link_id, link_id, forms.canonical, forms.domain),
     )
     return link_id
@@ -192,9 +192,14 @@ def set_status(conn: sqlite3.Connection, link_id: int, event: str) -> None:
         raise ValueError(event)
 
 
+FTS_COLUMNS = ("title", "url", "domain", "extracted_text", "media_text", "post_text")
+"""The searchable columns of link_text_fts (the web's search matches them all)."""
+
+
 def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> None:
-    """Set one column (title, extracted_text, media_text) of the link's full-text row."""
-    if column not in ("title", "extracted_text", "url", "domain", "media_text"):
+    """Set one column (title, extracted_text, media_text, post_text) of the link's full-text
+    row."""
+    if column not in FTS_COLUMNS:
         raise ValueError(column)
     if conn.execute("SELECT 1 FROM link_text_fts WHERE rowid = ?", (link_id,)).fetchone():
         conn.execute(f"UPDATE link_text_fts SET {column} = ? WHERE rowid = ?", (value, link_id))
@@ -204,20 +209,12 @@ def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> 
     ).fetchone()
     if row is None:
         return
-    fields = {"title": "", "url": row[0], "domain": row[1], "extracted_text": "", "media_text": ""}
+    fields = dict.fromkeys(FTS_COLUMNS, "") | {"url": row[0], "domain": row[1]}
     fields[column] = value
     conn.execute(
-        "INSERT INTO link_text_fts (rowid, link_id, title, url, domain, extracted_text,"
-        " media_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            link_id,
-            link_id,
-            fields["title"],
-            fields["url"],
-            fields["domain"],
-            fields["extracted_text"],
-            fields["media_text"],
-        ),
+        f"INSERT INTO link_text_fts (rowid, link_id, {', '.join(FTS_COLUMNS)})"
+        f" VALUES (?, ?, {', '.join('?' for _ in FTS_COLUMNS)})",
+        (link_id, link_id, *(fields[c] for c in FTS_COLUMNS)),
     )
 
 
@@ -333,15 +330,16 @@ def _merge_metadata(conn: sqlite3.Connection, loser: int, survivor: int) -> None
 
 def _merge_fts(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
     old = conn.execute(
-        "SELECT title, extracted_text FROM link_text_fts WHERE rowid = ?", (loser,)
+        "SELECT title, extracted_text, post_text FROM link_text_fts WHERE rowid = ?", (loser,)
     ).fetchone()
     conn.execute("DELETE FROM link_text_fts WHERE rowid = ?", (loser,))
     if old is None:
         return
     new = conn.execute(
-        "SELECT title, extracted_text FROM link_text_fts WHERE rowid = ?", (survivor,)
+        "SELECT title, extracted_text, post_text FROM link_text_fts WHERE rowid = ?",
+        (survivor,),
     ).fetchone()
-    for column in ("title", "extracted_text"):
+    for column in ("title", "extracted_text", "post_text"):
         if old[column] and not (new and new[column]):
             set_fts(conn, survivor, column, old[column])
 

@@ -41,6 +41,12 @@ HOOK_RESULTS = Counter(
     "Final hook results recorded, by plugin, status and error code",
     ["plugin", "status", "error_code"],
 )
+LOGGED_OUT = Counter(
+    "dla_writer_logged_out_total",
+    "Captures that sent the operator's cookies for a site and met its login wall (the session"
+    " expired: renew COOKIES_DIR/<domain>.txt), by plugin and registrable domain",
+    ["plugin", "domain"],  # bounded: only sites with a cookies file send cookies
+)
 POLICY_DECISIONS = Counter(
     "dla_writer_policy_decisions_total",
     "Policy decisions on link occurrences and requests, by decision and reason",

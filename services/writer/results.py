@@ -19,12 +19,14 @@ from services.writer import (
     linkstore,
     media,
     moderation,
+    posts,
     scheduler,
     transitions,
 )
 from services.writer.clock import iso_or_none
 from services.writer.context import ApplyContext
-from services.writer.metrics import HOOK_RESULTS
+from services.writer.metrics import HOOK_RESULTS, LOGGED_OUT
+from shared.hooks.error_codes import what_of
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -32,11 +34,13 @@ from shared.hooks.records import (
     FileRecord,
     MediaRecord,
     MetadataRecord,
+    PostRecord,
     ProgressRecord,
     SnapshotRecord,
     TagRecord,
     TextRecord,
 )
+from shared.links.domains import registrable_domain
 from shared.messages import CaptureEvent
 
 log = logging.getLogger(__name__)
@@ -135,6 +139,11 @@ def _archive_result(
         transitions.start(ctx.conn, target.snapshot_id, ctx.now_iso)
     elif rec.status in ("succeeded", "failed", "skipped"):
         HOOK_RESULTS.labels(rec.plugin, rec.status, rec.error_code or "").inc()
+    if rec.status in ("failed", "partial") and what_of(rec.error_code) == "LOGGED_OUT":
+        site = ctx.conn.execute("SELECT domain FROM links WHERE id = ?", (target.link_id,))
+        domain = registrable_domain(str((site.fetchone() or [""])[0]))
+        LOGGED_OUT.labels(rec.plugin, domain).inc()
+        log.warning("%s: the session for %s expired (%s)", rec.plugin, domain, rec.error_code)
     if rec.status == "failed":
         scheduler.on_failure(ctx.conn, target.link_id, rec.error_code, ctx.now)
 
@@ -177,6 +186,10 @@ def _media(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: MediaRecord
     media.record_media(ctx.conn, target.link_id, ev.job_id, target.snapshot_id, rec, ctx.now_iso)
 
 
+def _post(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: PostRecord) -> None:
+    posts.record_post(ctx.conn, target.link_id, target.snapshot_id, rec, ctx.now_iso)
+
+
 def _binary(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: BinaryRecord) -> None:
     binary_inventory.upsert(ctx, rec.machine or ev.worker.rsplit(":", 1)[0], rec)
 
@@ -199,5 +212,6 @@ RECORD_HANDLERS: dict[type[Any], RecordHandler] = {
     FileRecord: _file,
     ProgressRecord: _progress,
     MediaRecord: _media,
+    PostRecord: _post,
 }
 """The handler of each hook record type (every type of ``shared.hooks.records.HookRecord``)."""

@@ -70,6 +70,7 @@ LOGIN_WORDS = re.compile(r"\b(log ?in|sign ?in|log on|password)\b", re.I)
 
 SIGNALS_JS = """() => {
   const body = document.body;
+  if (document.getElementsByTagName("*").length > 20000) return null;  // no wall is that big
   const text = body ? (body.innerText || "") : "";
   const fields = Array.from(document.querySelectorAll('input[type="password"]'));
   const forms = new Set(fields.map(f => f.closest("form") || f.parentElement));
@@ -79,7 +80,8 @@ SIGNALS_JS = """() => {
           password_inputs: fields.length, form_text_chars: formText, url: location.href,
           articles: document.querySelectorAll("article").length};
 }"""
-"""The signals of the page loaded in a browser (the navigate hook evaluates it)."""
+"""The signals of the page loaded in a browser (the navigate hook evaluates it); null for a
+page of more than 20 000 elements, which is no wall (and whose text would cost a layout)."""
 
 
 @dataclass(frozen=True)

@@ -309,6 +309,17 @@ VAGUE_REASONS = frozenset(
 timeout on a page whose server drips is less telling than the fetch's `stalled`."""
 
 
+WALL_REASONS = frozenset({"login_wall", "logged_out", "consent_wall", "age_gate", "blocked"})
+"""Reasons that say a page stood in front of the content (a login wall, a consent gate, a
+bot check): when a platform's API gave the post itself, the wall the browser met is kept as
+evidence only, and the link is archived with the post as its archive."""
+
+
+def walled(error_code: str | None) -> bool:
+    """True when the code says a wall stood in front of the content (WALL_REASONS)."""
+    return reason_of(error_code) in WALL_REASONS
+
+
 def telling(error_code: str | None) -> bool:
     """False for a code whose reason is vague (VAGUE_REASONS) or unknown, or no code."""
     reason = reason_of(error_code)

@@ -29,6 +29,7 @@ from shared.hooks.records import (
     ArchiveResultRecord,
     BinaryRecord,
     HookRecord,
+    PostRecord,
     SnapshotRecord,
     parse_record,
 )
@@ -174,6 +175,8 @@ class HookRun:
                 }
             )
             self.claim = record
+        elif isinstance(record, PostRecord):  # its files are in this plugin's folder
+            record = record.model_copy(update={"plugin": self.hook.plugin})
         elif isinstance(record, SnapshotRecord) and record.status is not None:
             log.warning("%s: a hook cannot set the snapshot status; ignored", self.hook.key)
             record = record.model_copy(update={"status": None})

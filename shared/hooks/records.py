@@ -19,6 +19,8 @@ from pydantic import (
     field_validator,
 )
 
+from shared.platforms.post import Post
+
 ResultStatus = Literal["queued", "started", "succeeded", "partial", "failed", "skipped"]
 SnapshotStatus = Literal["queued", "started", "sealed"]
 BinaryStatus = Literal["queued", "started", "succeeded", "failed"]
@@ -170,6 +172,19 @@ class MediaRecord(_Record):
     """False when only the metadata was kept (e.g. the file was larger than the cap)."""
 
 
+class PostRecord(_Record):
+    """The post a platform link shows (one shape for every platform, shared.platforms.post),
+    as the hook's chain found it; the hook keeps it as `file` too."""
+
+    type: Literal["Post"] = "Post"
+    post: Post
+    """The post, with the posts it replies to and quotes; its media name the hook's files."""
+    file: str = "post.json"
+    """Where the hook kept it, relative to its folder (its media files are beside it)."""
+    plugin: str = ""
+    """The plugin whose folder holds those files; filled in by the runner."""
+
+
 class BinaryRecord(_Record):
     """A binary a plugin needs, as detected on a worker machine."""
 
@@ -240,6 +255,7 @@ HookRecord = Annotated[
     | TextRecord
     | ProgressRecord
     | MediaRecord
+    | PostRecord
     | BinaryRecord
     | ArtifactRecord
     | FileRecord,

@@ -46,10 +46,10 @@ Input
 
 Output
   stdout: JSONL, one record per line (shared/hooks/records.py: ArchiveResult, Snapshot, Tag,
-          Metadata, Text, Progress, Media, Binary, Artifact, File), streamed to the archiver as
-          each line arrives. A File record states facts about one of the hook's files (kind,
-          content_type, truncated: true for a file holding only the start of its content);
-          the worker puts them on that file's Artifact record.
+          Metadata, Text, Progress, Media, Post, Binary, Artifact, File), streamed to the
+          archiver as each line arrives. A File record states facts about one of the
+          hook's files (kind, content_type, truncated: true for a file holding only the start
+          of its content); the worker puts them on that file's Artifact record.
           Lines that are not valid records are logged and ignored. At most 16 MiB is read;
           beyond that output is discarded (the hook keeps running). Lines over 4 MiB are dropped.
   stderr: human logs, kept (first 16 MiB) as `<hook file name>.stderr.log` in the cwd; an

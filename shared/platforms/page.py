@@ -8,7 +8,7 @@ in og:description, the author in og:title, the image) is the post, `source: brow
 
 from __future__ import annotations
 
-from shared.content.metadata import extract_metadata
+from shared.content.metadata import PageMetadata, extract_metadata
 from shared.content.platforms import author_from_title
 from shared.content.walls import wall_in_html
 from shared.platforms.chain import PostRef
@@ -49,3 +49,31 @@ def from_page(ref: PostRef, html: str, final_url: str, status: int | None) -> St
         source=STEP,
     )
     return present(STEP, final_url, status, post)
+
+
+PLATFORM_NAMES = {
+    "x": "X", "bluesky": "Bluesky", "tiktok": "TikTok", "instagram": "Instagram",
+    "youtube": "YouTube", "reddit": "Reddit", "facebook": "Facebook", "imgur": "Imgur",
+    "streamable": "Streamable", "telegram": "Telegram",
+}  # fmt: skip
+
+
+def post_metadata(post: Post) -> PageMetadata:
+    """A link's metadata from its post: its own title (YouTube, Reddit), else "Name (@handle)
+    on X" (the form shared.content.platforms gives posts' page titles), the author, the time,
+    the text as the description, the platform as the site."""
+    name = PLATFORM_NAMES.get(post.platform, post.platform)
+    who = post.author.name or post.author.handle
+    title = post.title
+    if not title and who:
+        handle = f" (@{post.author.handle})" if post.author.handle and post.author.name else ""
+        title = f"{who}{handle} on {name}"
+    return PageMetadata(
+        title=title,
+        description=" ".join(post.text.split())[:1000] or None,
+        author=post.author.name or post.author.handle,
+        published_at=post.created_at,
+        site_name=name,
+        language=post.language,
+        canonical_url=post.url,
+    )

@@ -6,6 +6,8 @@ Links (ids in order of creation):
   2 a page that answered 404: failed, E_FETCH_HTTP_404
   3 a page on a non-allowlisted domain: skipped (never listed)
   4 an IDN domain (bücher.de), archived, text about sourdough
+  5 a post on X (fictional account), archived with its post (four images as our copies, the
+    post it replies to, the post it quotes, counts) although the browser met a login wall
 """
 
 from __future__ import annotations
@@ -23,14 +25,17 @@ from shared.hooks.records import (
     ArtifactRecord,
     HookRecord,
     MetadataRecord,
+    PostRecord,
     TextRecord,
 )
+from shared.platforms.post import Author, Counts, Post, PostMedia
 from testkit.writer_harness import Harness, done, event, occ, post
 
 REDDIT = "https://www.reddit.com/r/Breadit/comments/x1/sourdough_starter/"
 MISSING = "https://x.com/someone/status/404"
 SKIPPED = "https://skipped.example/not-deletable"
 IDN = "https://xn--bcher-kva.de/brot"
+X_POST = "https://x.com/ada_example/status/1790000000000000002"
 HOSTILE_TITLE = "<script>window.__pwned=1</script> Sourdough starter thread"
 HOSTILE_TEXT = (
     "Feeding a sourdough starter twice a day keeps it lively. "
@@ -47,8 +52,9 @@ HOSTILE_ARTICLE = (
 )
 
 
-def page_png(width: int = 800, height: int = 500) -> bytes:
-    """A PNG that looks like a screenshot of a page: a header bar and lines of 'text'."""
+def page_png(width: int = 800, height: int = 500, rgb: tuple[int, int, int] | None = None) -> bytes:
+    """A PNG that looks like a screenshot of a page: a header bar and lines of 'text' (with
+    `rgb`: a photo of that colour, lighter towards the bottom)."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
@@ -57,6 +63,10 @@ def page_png(width: int = 800, height: int = 500) -> bytes:
     white, header, text = b"\xff\xff\xff", b"\xff\x45\x00", b"\xc8\xc8\xd0"
     rows = []
     for y in range(height):
+        if rgb is not None:
+            shade = bytes(min(255, c + (255 - c) * y // (2 * height)) for c in rgb)
+            rows.append(b"\x00" + shade * width)
+            continue
         if y < 56:
             row = header * width
         elif 90 <= y < height - 40 and (y - 90) % 28 < 12:
@@ -122,9 +132,68 @@ def _result(
     )
 
 
+COLOURS = [(200, 60, 60), (60, 160, 80), (60, 90, 200), (220, 170, 40)]
+PHOTOS = [page_png(640, 480, c) for c in COLOURS]
+"""Link 5's images."""
+
+
+def x_post() -> Post:
+    """Link 5's post: a reply quoting another post, with four images (fictional accounts)."""
+    media = [
+        PostMedia(
+            kind="image",
+            url=f"https://pbs.twimg.com/media/p{n}.png?name=orig",
+            file=f"media/{n}.png",
+            alt=f"The harbour, picture {n}",
+            width=640,
+            height=480,
+            content_type="image/png",
+        )
+        for n in range(1, 5)
+    ]
+    parent = Post(
+        platform="x",
+        post_id="1790000000000000001",
+        url="https://x.com/brook_sample/status/1790000000000000001",
+        author=Author(name="Brook Sample", handle="brook_sample"),
+        text="Who has pictures of the harbour from this morning?",
+        created_at="2024-05-01T08:00:00Z",
+        counts=Counts(likes=3),
+        source="syndication",
+    )
+    quoted = Post(
+        platform="x",
+        post_id="1790000000000000003",
+        url="https://x.com/caltest/status/1790000000000000003",
+        author=Author(name="Cal Testwood", handle="caltest"),
+        text="The harbour festival starts on Saturday https://example.org/festival",
+        created_at="2024-04-30T18:30:00Z",
+        source="syndication",
+    )
+    return Post(
+        platform="x",
+        post_id="1790000000000000002",
+        url=X_POST,
+        author=Author(name="Ada Example", handle="ada_example", id="1001"),
+        text="Four pictures of the harbour at sunrise, before the festival.\nMore at https://example.org/harbour",
+        created_at="2024-05-01T09:15:00Z",
+        language="en",
+        media=media,
+        counts=Counts(likes=1204, reposts=87, replies=31, views=40210),
+        parent=parent,
+        quoted=quoted,
+        source="syndication",
+    )
+
+
 def files() -> list[StoredFile]:
-    """The bytes of link 1's artifacts, by S3 key."""
+    """The bytes of the artifacts links 1 and 5 show, by S3 key."""
     return [
+        *(
+            StoredFile(f"archives/5/s/x/media/{n}.png", PHOTOS[n - 1], "image/png")
+            for n in range(1, 5)
+        ),
+        StoredFile("archives/5/s/screenshot/screenshot.png", PNG, "image/png"),
         StoredFile("archives/1/s/screenshot/screenshot.png", PNG, "image/png"),
         StoredFile(
             "archives/1/s/fetch/body.html",
@@ -146,21 +215,47 @@ def build(db_path: Path) -> Harness:
     one = jobs[1]
     records: list[HookRecord] = [
         _artifact("screenshot", "screenshot", "screenshot.png", PNG, "image/png", 1),
-        _artifact("fetch", "raw_response", "body.html",
-                  stored["archives/1/s/fetch/body.html"].data, "text/html", 1),
+        _artifact(
+            "fetch",
+            "raw_response",
+            "body.html",
+            stored["archives/1/s/fetch/body.html"].data,
+            "text/html",
+            1,
+        ),
         _artifact("readable", "article", "article.html", ARTICLE.encode(), "text/html", 1),
         _artifact("readable", "article_image", "images/1.png", LOAF, "image/png", 1),
-        MetadataRecord(title=HOSTILE_TITLE, description="How to keep a starter <b>alive</b>",
-                       author="u/baker", site_name="reddit"),
+        MetadataRecord(
+            title=HOSTILE_TITLE,
+            description="How to keep a starter <b>alive</b>",
+            author="u/baker",
+            site_name="reddit",
+        ),
         TextRecord(text=HOSTILE_TEXT),
         _result(FETCH, "succeeded", output="body.html"),
         _result(META, "succeeded"),
-    ]  # fmt: skip
+    ]
     h.apply(*(event(one, i, r) for i, r in enumerate(records)), done(one, records=len(records)))
     two = jobs[2]
     h.apply(
         event(two, 0, _result(FETCH, "failed", "E_FETCH_HTTP_404", "HTTP 404 Not Found")),
         done(two, records=1),
+    )
+    h.apply(post("g3", occ(X_POST)))
+    five = {j.link_id: h.job(j.job_id) for j in h.dispatch()}[5]
+    x_records: list[HookRecord] = [
+        PostRecord(post=x_post(), plugin="x"),
+        *(
+            _artifact("x", "post_media", f"media/{n}.png", PHOTOS[n - 1], "image/png", 5)
+            for n in range(1, 5)
+        ),
+        _artifact("screenshot", "screenshot", "screenshot.png", PNG, "image/png", 5),
+        _result("on_Snapshot__15_x.py", "succeeded", output="post via syndication"),
+        _result("on_Snapshot__21_navigate.py", "partial", "E_NAVIGATE_LOGIN_WALL", "login page"),
+        MetadataRecord(title="Ada Example (@ada_example) on X", author="Ada Example"),
+    ]
+    h.apply(
+        *(event(five, i, r) for i, r in enumerate(x_records)), done(five, records=len(x_records))
     )
     four = jobs[4]
     h.advance(minutes=5)

@@ -29,7 +29,13 @@ ARGS = [
 ]  # fmt: skip
 OUT = Path(__file__).resolve().parents[2] / "test-output" / "web"
 SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
-PAGES = {"home": "/", "link": "/links/1", "search": "/search?q=sourdough", "stats": "/stats"}
+PAGES = {
+    "home": "/",
+    "link": "/links/1",
+    "post": "/links/5",
+    "search": "/search?q=sourdough",
+    "stats": "/stats",
+}
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +143,27 @@ def test_hostile_archive_content_never_runs(browser, server: str) -> None:
         assert not w.pwned() and not w.errors, w.errors
     finally:
         w.close()
+
+
+def test_the_post_card_shows_our_copies(browser, server: str) -> None:
+    for size in SIZES:
+        w = Watch(browser, size)
+        try:
+            w.page.goto(server + "/links/5")
+            card = w.page.locator("#post .post-card").first
+            assert (
+                "Ada Example" in card.inner_text()
+                and "captured via syndication" in card.inner_text()
+            )
+            images = w.page.locator("#post .post-media img")
+            assert images.count() == 4
+            widths = images.evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
+            assert widths == [640] * 4, "every image is our copy, loaded"
+            sources = images.evaluate_all("imgs => imgs.map(i => new URL(i.src).origin)")
+            assert set(sources) == {server}
+            assert not w.errors, w.errors
+        finally:
+            w.close()
 
 
 def test_submit_form_search_form_and_rearchive(browser, server: str) -> None:

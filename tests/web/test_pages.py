@@ -11,9 +11,9 @@ async def test_home_lists_archives_newest_first_and_never_skipped_links(
     client: httpx.AsyncClient,
 ) -> None:
     body = (await client.get("/index.json")).json()
-    assert [link["id"] for link in body["links"]] == [4, 2, 1]
+    assert [link["id"] for link in body["links"]] == [4, 5, 2, 1]
     assert body["next"] is None
-    first = body["links"][2]
+    first = body["links"][3]
     assert set(first) >= {"id", "url", "title", "domain", "status", "last_archived_at", "artifacts"}
     assert first["title"] == HOSTILE_TITLE
     assert {a["kind"] for a in first["artifacts"]} == {
@@ -45,7 +45,7 @@ async def test_cursor_pages_cover_every_listed_link_once(client: httpx.AsyncClie
         cursor = body["next"]
         if cursor is None:
             break
-    assert seen == [4, 2, 1]
+    assert seen == [4, 5, 2, 1]
     html = await client.get("/", params={"limit": "1"}, headers={"accept": "text/html"})
     assert "Older →" in html.text
 
@@ -97,7 +97,7 @@ async def test_idn_domains_read_in_unicode(client: httpx.AsyncClient) -> None:
 
 async def test_stats_and_its_twin(client: httpx.AsyncClient) -> None:
     stats = (await client.get("/stats.json")).json()
-    assert stats["links"]["by_status"] == {"archived": 2, "failed": 1, "skipped": 1}
+    assert stats["links"]["by_status"] == {"archived": 3, "failed": 1, "skipped": 1}
     assert {d["domain"] for d in stats["domains"]} == {
         "old.reddit.com",
         "x.com",
@@ -115,12 +115,12 @@ async def test_exports_and_feed(client: httpx.AsyncClient) -> None:
 
     export = await client.get("/export/links.jsonl")
     rows = [json.loads(line) for line in export.text.splitlines()]
-    assert [r["id"] for r in rows] == [1, 2, 4]
+    assert [r["id"] for r in rows] == [1, 2, 4, 5]
     assert rows[0]["metadata"]["author"] == "u/baker"
     feed = ET.fromstring((await client.get("/feed.xml")).content)
     titles = [t.text for t in feed.iter("title")]
     assert HOSTILE_TITLE in titles and "Brot backen" in titles
-    assert len(list(feed.iter("item"))) == 2  # the failed link is not a new archive
+    assert len(list(feed.iter("item"))) == 3  # the failed link is not a new archive
 
 
 async def test_api_docs_work_without_external_assets(client: httpx.AsyncClient) -> None:

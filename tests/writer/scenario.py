@@ -10,6 +10,7 @@ from shared.hooks.records import (
     BinaryRecord,
     MediaRecord,
     MetadataRecord,
+    PostRecord,
     ProgressRecord,
     SnapshotRecord,
     TagRecord,
@@ -24,6 +25,7 @@ from shared.messages import (
     SubmitCommand,
     TakedownCommand,
 )
+from shared.platforms.post import Post
 from testkit.writer_harness import T0, done, event, occ, post
 
 JobLookup = Callable[[int], dict]
@@ -102,7 +104,22 @@ def capture_messages(job: dict) -> list[Message]:
                 status="succeeded", plugin="fetch", hook=hook, output_str="HTTP 200", exit_code=0
             ),
         ),
-        done(job, records=11),
+        event(
+            job,
+            11,
+            PostRecord(
+                plugin="reddit",
+                post=Post(
+                    platform="reddit",
+                    post_id="abc",
+                    url="https://www.reddit.com/r/o/comments/abc/",
+                    title="Owls",
+                    text="Barn owls",
+                    source="thread-json",
+                ),
+            ),
+        ),
+        done(job, records=12),
     ]
 
 

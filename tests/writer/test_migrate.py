@@ -45,7 +45,15 @@ def test_migrates_from_empty_in_wal_mode(db_path: Path) -> None:
         "schema_version",
     } <= tables
     fts_cols = [r[1] for r in conn.execute("PRAGMA table_info(link_text_fts)")]
-    assert fts_cols == ["link_id", "title", "url", "domain", "extracted_text", "media_text"]
+    assert fts_cols == [
+        "link_id",
+        "title",
+        "url",
+        "domain",
+        "extracted_text",
+        "media_text",
+        "post_text",
+    ]
     assert migrate(conn) == latest_version()  # a second run changes nothing
 
 

@@ -95,11 +95,11 @@ def test_nothing_captured_is_skipped(tmp_path: Path) -> None:
 def test_reddit_says_which_post_is_a_video(tmp_path: Path) -> None:
     (tmp_path / "reddit").mkdir()
     post = {"title": "Clip of the day", "author": "op", "site_name": "r/t", "has_video": True}
-    (tmp_path / "reddit" / "post.json").write_text(json.dumps(post))
+    (tmp_path / "reddit" / "meta.json").write_text(json.dumps(post))
     meta = meta_of(run(tmp_path, raw=RAW))  # the page itself shows no video
     assert meta.title == "Clip of the day" and meta.has_video is True
     post["has_video"] = False
-    (tmp_path / "reddit" / "post.json").write_text(json.dumps(post))
+    (tmp_path / "reddit" / "meta.json").write_text(json.dumps(post))
     assert meta_of(run(tmp_path, raw=RAW)).has_video is False
 
 
@@ -119,3 +119,20 @@ def test_a_pdf_alone_without_a_browser(tmp_path: Path) -> None:
     (tmp_path / "fetch").mkdir(parents=True)
     (tmp_path / "fetch" / "body.pdf").write_bytes(pdf_document([["Text"]], {"Title": "Only"}))
     assert meta_of(run(tmp_path)).title == "Only"
+
+
+def test_a_platform_post_wins_over_the_login_wall_the_browser_saw(tmp_path: Path) -> None:
+    from shared.platforms.post import Author, Post
+
+    (tmp_path / "x").mkdir()
+    post = Post(platform="x", post_id="1", url="https://x.com/ada_example/status/1",
+                author=Author(name="Ada Example", handle="ada_example"), text="Harbour at dawn",
+                created_at="2024-05-01T09:15:00Z", source="syndication")  # fmt: skip
+    (tmp_path / "x" / "post.json").write_text(post.model_dump_json())
+    wall = b"<html><head><title>Log in to X / X</title></head><body><form>" + (
+        b"<input type=password></form></body></html>"
+    )
+    meta = meta_of(run(tmp_path, rendered=wall))
+    assert meta.title == "Ada Example (@ada_example) on X"
+    assert (meta.author, meta.published_at, meta.description) == (
+        "Ada Example", "2024-05-01T09:15:00Z", "Harbour at dawn")  # fmt: skip

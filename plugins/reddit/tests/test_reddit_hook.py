@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shared.hooks.records import ArchiveResultRecord, HookRecord, parse_record
+from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
 from testkit.httpserver import FixtureServer, Reply
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__42_reddit.py"
@@ -87,9 +87,14 @@ def test_old_reddit_and_json(reddit: FixtureServer, tmp_path: Path) -> None:
     assert not any(p.startswith("/blocked") for p, _ in reddit.requests)  # www not needed
     thread = (tmp_path / "thread.html").read_text()
     assert "<h1>A title</h1>" in thread and "u/alice" in thread and "Nice post" in thread
-    post = json.loads((tmp_path / "post.json").read_text())
+    post = json.loads((tmp_path / "meta.json").read_text())
     assert post["title"] == "A title" and post["author"] == "op" and post["site_name"] == "r/t"
     assert json.loads((tmp_path / "thread.json").read_text()) == THREAD_JSON
+    kept = json.loads((tmp_path / "post.json").read_text())
+    assert kept["source"] == "thread-json" and kept["text"] == "Self text"
+    assert kept["author"]["handle"] == "op" and kept["replies"][0]["text"] == "Nice post"
+    posts = [r for r in records if isinstance(r, PostRecord)]
+    assert len(posts) == 1 and posts[0].post.title == "A title"
 
 
 def test_login_wall_falls_back_to_www(reddit: FixtureServer, tmp_path: Path) -> None:
@@ -156,7 +161,7 @@ def test_praw_recording_served_as_the_json(reddit: FixtureServer, tmp_path: Path
     b = reddit.base
     code, _ = run(tmp_path, old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/praw")
     assert code == 0
-    post = json.loads((tmp_path / "post.json").read_text())
+    post = json.loads((tmp_path / "meta.json").read_text())
     assert post["title"] == "[PRAW] HTTPS enabled PRAW testing needed"
     assert post["author"] == "bboe" and post["published_at"] == "2014-09-17T06:34:31Z"
 
@@ -166,7 +171,7 @@ def test_other_links_are_skipped(tmp_path: Path) -> None:
     assert code == 0 and result(records).status == "skipped"
 
 
-def test_a_video_post_says_so_in_post_json(tmp_path: Path) -> None:
+def test_a_video_post_says_so_in_meta_json(tmp_path: Path) -> None:
     video = json.loads(json.dumps(THREAD_JSON))
     video[0]["data"]["children"][0]["data"].update(
         is_video=True, secure_media={"reddit_video": {"fallback_url": "https://v.redd.it/x"}}
@@ -177,10 +182,10 @@ def test_a_video_post_says_so_in_post_json(tmp_path: Path) -> None:
             tmp_path, old=f"{s.base}/none", www=f"{s.base}/none", json=f"{s.base}/v"
         )
     assert code == 0 and result(records).status == "succeeded"
-    assert json.loads((tmp_path / "post.json").read_text())["has_video"] is True
+    assert json.loads((tmp_path / "meta.json").read_text())["has_video"] is True
 
 
 def test_a_text_post_is_no_video(reddit: FixtureServer, tmp_path: Path) -> None:
     b = reddit.base
     run(tmp_path, old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/ok")
-    assert json.loads((tmp_path / "post.json").read_text())["has_video"] is False
+    assert json.loads((tmp_path / "meta.json").read_text())["has_video"] is False

@@ -21,6 +21,7 @@ from services.web.queries.schema import (
     link_media,
     link_metadata,
     link_occurrences,
+    link_posts,
     links,
     media_items,
     snapshots,
@@ -219,6 +220,7 @@ _JOBS = Prepared(
     .where(archive_jobs.c.link_id == param("link_id"))
     .order_by(archive_jobs.c.id.desc())
 )
+_POST = Prepared(select(link_posts).where(link_posts.c.link_id == param("link_id")))
 _TEXT = Prepared(
     select(func.substr(fts.c.extracted_text, 1, TEXT_CHARS)).where(fts.c.rowid == param("link_id"))
 )
@@ -238,6 +240,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     link["text"] = _TEXT.scalar(conn, link_id=link_id) or None
     link["snapshots"] = snapshot_history(conn, link_id, link["artifacts"])
     link["videos"] = videos(conn, link_id)
+    link["post"] = _POST.first(conn, link_id=link_id)
     link["video"] = any(v["status"] == "downloaded" for v in link["videos"]) or any(
         a["kind"] in VIDEO_KINDS for a in link["artifacts"]
     )

@@ -176,6 +176,26 @@ fts = Table(
     Column("url", Text),
     Column("domain", Text),
     Column("extracted_text", Text),
+    Column("media_text", Text),
+    Column("post_text", Text),
+)
+
+link_posts = Table(
+    "link_posts",
+    metadata,
+    Column("link_id", Integer, primary_key=True),
+    Column("snapshot_id", Text),
+    Column("plugin", Text),
+    Column("platform", Text),
+    Column("post_id", Text),
+    Column("source", Text),
+    Column("author_name", Text),
+    Column("author_handle", Text),
+    Column("created_at", Text),
+    Column("unavailable", Text),
+    Column("post_json", Text),
+    Column("captured_at", Text),
+    Column("updated_at", Text),
 )
 
 media_items = Table(

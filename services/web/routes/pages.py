@@ -19,6 +19,7 @@ from services.web.params import (
     parse_cursor,
     parse_day,
 )
+from services.web.posts import post_view
 from services.web.queries import links as link_queries
 from services.web.queries import stats as stats_queries
 from services.web.queries import submissions as submission_queries
@@ -100,6 +101,7 @@ async def link_page(request: Request, state: State, link_id: LinkId) -> Response
         "link.html",
         {
             "link": link,
+            "post": post_view(link.get("post"), link["artifacts"]),
             "reader": reader,
             "screenshot": screenshot,
             "admin": state.settings.admin_token is not None,

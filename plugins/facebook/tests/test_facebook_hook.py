@@ -1,0 +1,14 @@
+"""The facebook plugin's API hook as a real subprocess against the local stand-ins (the chain
+itself: tests/platforms/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testkit.platform_server import check_post_kept
+
+
+def test_the_post_and_its_images_are_kept(tmp_path: Path) -> None:
+    check_post_kept(
+        "facebook", "https://www.facebook.com/examplepage/posts/1234567", "embed", 1, tmp_path
+    )
