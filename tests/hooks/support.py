@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.hooks.config import env_prefix
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotOutcome, SnapshotSpec, run_snapshot
 
@@ -95,6 +96,8 @@ async def capture(
 READY_TIMEOUTS = (0.5, 2.0, 8.0)
 """Hook timeouts tried in turn by `capture_ready`: the short one proves the point quickly on an
 idle machine; the longer ones give a freshly exec'd interpreter time to come up on a loaded one."""
+OTHERS_TIMEOUT = 60.0
+"""The timeout of the hooks `capture_ready` runs beside the one it times out."""
 
 
 async def capture_ready(
@@ -113,12 +116,15 @@ async def capture_ready(
     name) once it is up: a run where that tag never arrived is repeated with the next, longer
     timeout of READY_TIMEOUTS. Returns (outcome, recorder, the timeout used, seconds taken)."""
     plugin, tag = ready
+    # the other hooks are not under test: their own timeout lets an exec'd interpreter come
+    # up on a loaded machine (the short one is the killed hook's, through TIMEOUT)
+    others = {f"{env_prefix(p)}_TIMEOUT": str(OTHERS_TIMEOUT) for p in only if p != plugin}
     for attempt, timeout in enumerate(READY_TIMEOUTS):
         began = time.monotonic()
         outcome, rec = await capture(
             tmp_path / f"attempt-{attempt}",
             only,
-            env=base_env(TIMEOUT=str(timeout)),
+            env=base_env(TIMEOUT=str(timeout), **others),
             python_host=python_host,
             kill_grace=kill_grace,
         )
