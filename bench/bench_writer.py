@@ -52,13 +52,11 @@ def feed_post(i: int, tag: str = "") -> FeedPost:
         links=[
             LinkOccurrence(original_url=f"https://x.com/u/status/{tag}{i}?s=20",
                            normalized_url=f"https://x.com/u/status/{tag}{i}",
-                           canonical_url=f"https://x.com/u/status/{tag}{i}", domain="x.com",
-                           policy_reason="allowlist:x.com"),
+                           canonical_url=f"https://x.com/u/status/{tag}{i}", domain="x.com"),
             LinkOccurrence(original_url=f"https://www.reddit.com/r/b/comments/{i % 200}/",
                            normalized_url=f"https://www.reddit.com/r/b/comments/{i % 200}/",
                            canonical_url=f"https://old.reddit.com/r/b/comments/{i % 200}/",
-                           domain="old.reddit.com", in_quote=i % 4 == 0,
-                           policy_reason="allowlist:reddit.com"),
+                           domain="old.reddit.com", in_quote=i % 4 == 0),
         ],
         seen_at=datetime.now(UTC),
     )  # fmt: skip

@@ -7,14 +7,12 @@ JetStream drops duplicates of retried publishes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shared.hooks.records import BinaryRecord, HookRecord
 from shared.hooks.retry import MAX_ATTEMPTS
-
-PolicyDecision = Literal["archive", "skip"]
 
 
 class Message(BaseModel):
@@ -28,11 +26,19 @@ class Message(BaseModel):
 
 
 class LinkOccurrence(BaseModel):
-    """One link found in one post, with every form of its URL. (Whether it is archived the
-    writer decides from its own settings; `policy`/`policy_reason` are the poller's view,
-    not read by the writer.)"""
+    """One link found in one post, with every form of its URL. Whether it is archived the
+    writer decides from its own settings (`shared.links.policy`)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_poller_verdict(cls, data: Any) -> Any:
+        """Posts still in the FEED stream from a poller that sent its own archive verdict
+        (`policy`, `policy_reason`) stay valid; the verdict is the writer's alone."""
+        if isinstance(data, dict) and ("policy" in data or "policy_reason" in data):
+            return {k: v for k, v in data.items() if k not in ("policy", "policy_reason")}
+        return data
 
     original_url: str
     """The href as written in the post (resolved against the post URL if relative)."""
@@ -46,10 +52,6 @@ class LinkOccurrence(BaseModel):
     """True when the link sits inside a quote (blockquote, aside.quote, [quote])."""
     context_snippet: str = ""
     """Short excerpt of the text around the link."""
-    policy: PolicyDecision = "archive"
-    """Whether the domain policy allows archiving this link."""
-    policy_reason: str = ""
-    """Why, e.g. 'allowlist:reddit.com', 'excluded:archive.org', 'mode:all'."""
     needs_resolve: bool = False
     """True for short links (redd.it, /s/ share links) still to be resolved by a redirect."""
     final_url: str | None = None

@@ -1,8 +1,9 @@
 """Short links (redd.it, /r/<sub>/s/<id> share links, bit.ly, ...) are resolved by following
-their redirects, then canonicalised and policy-checked again on the final URL, so a short
-link to a non-deletable page is not archived in deletable mode and one to a Reddit thread
-becomes the thread's old.reddit.com link. Every hop passes the capture target policy, and
-its request connects to the address that was checked (no second DNS lookup: no rebinding)."""
+their redirects, then the final URL is canonicalised, so the writer decides on where the
+link leads (a short link to a non-deletable page is not archived in deletable mode) and one
+to a Reddit thread becomes the thread's old.reddit.com link. Every hop passes the capture
+target policy, and its request connects to the address that was checked (no second DNS
+lookup: no rebinding)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import httpx
 from services.poller.metrics import SHORT_LINKS
 from shared.errors import TargetRefused, TargetUnresolved
 from shared.fetching.pinning import pinned_transport
-from shared.links import CanonicalUrl, DomainPolicy, canonicalize
+from shared.links import CanonicalUrl, canonicalize
 from shared.messages import LinkOccurrence
 from shared.targets import checked_url
 
@@ -106,31 +107,26 @@ class Resolver:
             self.cache.popitem(last=False)
         return current
 
-    async def resolve(self, occ: LinkOccurrence, policy: DomainPolicy) -> LinkOccurrence:
-        """The occurrence with its final URL canonicalised and policy-checked; unchanged when
-        it is no short link or cannot be resolved (the capture follows redirects anyway)."""
+    async def resolve(self, occ: LinkOccurrence) -> LinkOccurrence:
+        """The occurrence with its final URL canonicalised; unchanged when it is no short
+        link or cannot be resolved (the capture follows redirects anyway)."""
         if not occ.needs_resolve:
             return occ
         final = await self.final_url(occ.canonical_url)
         canonical = canonicalize(final) if final else None
         if not isinstance(canonical, CanonicalUrl):
             return occ
-        decision, reason = policy.decide(canonical)
         return occ.model_copy(
             update={
                 "canonical_url": canonical.canonical,
                 "domain": canonical.domain,
-                "policy": decision,
-                "policy_reason": f"resolved:{reason}",
                 "needs_resolve": False,
                 "final_url": final,
             }
         )
 
-    async def resolve_all(
-        self, occurrences: list[LinkOccurrence], policy: DomainPolicy
-    ) -> list[LinkOccurrence]:
+    async def resolve_all(self, occurrences: list[LinkOccurrence]) -> list[LinkOccurrence]:
         """Resolve every short link of a post, concurrently (bounded)."""
         if not any(o.needs_resolve for o in occurrences):
             return occurrences
-        return list(await asyncio.gather(*(self.resolve(o, policy) for o in occurrences)))
+        return list(await asyncio.gather(*(self.resolve(o) for o in occurrences)))

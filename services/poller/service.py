@@ -57,7 +57,6 @@ class Poller:
         self.settings = settings
         self.states = {url: FeedState() for url in settings.feeds}
         self.published: OrderedDict[str, str] = OrderedDict()
-        self.policy = settings.domain_policy()
         self._resolver: Resolver | None = None
         self.positions: PositionStore | None = None
         self.loaded: set[str] = set()
@@ -77,11 +76,11 @@ class Poller:
         # post, its title, nor the snippets of its link occurrences
         html = scrub_credentials(item.content_html)
         try:
-            links = occurrences_for_post(html, item.post_url, self.policy, forum_hosts=[forum])
+            links = occurrences_for_post(html, item.post_url, forum_hosts=[forum])
         except Exception:  # extraction must never cost us the post itself
             log.exception("link extraction failed for %s; publishing without links", item.guid)
             links = []
-        links = await self.resolver_for(client).resolve_all(links, self.policy)
+        links = await self.resolver_for(client).resolve_all(links)
         return FeedPost(
             feed_url=feed_url,
             guid=item.guid,

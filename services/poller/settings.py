@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from shared.domain_policy_settings import DomainPolicySettings
-from shared.settings import CsvList
+from shared.settings import CommonSettings, CsvList
 
 
-class PollerSettings(DomainPolicySettings):
+class PollerSettings(CommonSettings):
     """Settings of the poller."""
 
     rss_url: str = Field(

@@ -9,13 +9,15 @@ tldextract's bundled public suffix list). Modules:
 - ``sites``: table-driven site rules (Reddit, YouTube, X, ...);
 - ``canonical``: ``canonicalize`` (original / normalized / canonical forms);
 - ``domains``: registrable domain (offline PSL), https-only hosts;
-- ``policy``: ``DomainPolicy`` and the per-post pipeline.
+- ``occurrences``: the per-post pipeline (extract, canonicalise, de-duplicate);
+- ``policy``: ``DomainPolicy`` (whether a link is archived: the writer's decision).
 """
 
 from shared.links.canonical import CanonicalUrl, RejectedUrl, canonicalize
 from shared.links.domains import registrable_domain
 from shared.links.extract import ExtractedLink, extract_links, extract_links_text
-from shared.links.policy import DomainPolicy, PostLinks, analyze_post, occurrences_for_post
+from shared.links.occurrences import PostLinks, analyze_post, occurrences_for_post
+from shared.links.policy import DomainPolicy
 from shared.links.urlparts import MAX_URL_LENGTH
 
 __all__ = [

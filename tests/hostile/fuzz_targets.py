@@ -17,10 +17,9 @@ import atheris
 
 with atheris.instrument_imports(include=["shared", "services"]):
     from services.poller.feed_fetch import FeedError, parse
-    from shared.links import CanonicalUrl, DomainPolicy, canonicalize, occurrences_for_post
+    from shared.links import CanonicalUrl, canonicalize, occurrences_for_post
 
 FEED_URL = "http://forum.test/posts.rss"
-POLICY = DomainPolicy(mode="all")
 
 
 def links(data: bytes) -> None:
@@ -28,7 +27,7 @@ def links(data: bytes) -> None:
     base = fdp.ConsumeUnicodeNoSurrogates(40)
     html = fdp.ConsumeUnicodeNoSurrogates(len(data))
     for post_url in (base, "https://forum.test/t/x/1/2"):
-        for o in occurrences_for_post(html, post_url, POLICY, forum_hosts=["forum.test"]):
+        for o in occurrences_for_post(html, post_url, forum_hosts=["forum.test"]):
             assert o.canonical_url.startswith(("http://", "https://")), o
             again = canonicalize(o.canonical_url)
             assert isinstance(again, CanonicalUrl), (o.canonical_url, again)

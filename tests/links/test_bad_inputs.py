@@ -7,7 +7,6 @@ import time
 import pytest
 
 from shared.links import (
-    DomainPolicy,
     RejectedUrl,
     analyze_post,
     canonicalize,
@@ -26,7 +25,7 @@ def test_post_with_5000_links() -> None:
         + "</p>"
     )
     start = time.perf_counter()
-    occ = occurrences_for_post(html, POST, DomainPolicy(mode="all"))
+    occ = occurrences_for_post(html, POST)
     elapsed = time.perf_counter() - start
     assert len(occ) == 5000
     assert occ[0].canonical_url == "https://s0.example/p/0"
@@ -50,7 +49,7 @@ def test_text_post_with_5000_links_and_quotes() -> None:
 def test_ten_kilobyte_url_in_a_post_is_rejected_and_reported() -> None:
     long_url = "https://example.com/?q=" + "a" * 10_240
     html = f'<a href="{long_url}">long</a><a href="https://ok.example/">ok</a>'
-    result = analyze_post(html, POST, DomainPolicy(mode="all"))
+    result = analyze_post(html, POST)
     assert [o.canonical_url for o in result.occurrences] == ["https://ok.example/"]
     assert [r.reason for r in result.rejected] == ["too-long"]
 
@@ -97,7 +96,7 @@ WEIRD_HTML = [
 def test_weird_html_never_raises(html: str) -> None:
     links = extract_links(html, POST)
     assert all(link.url.startswith(("http://", "https://")) for link in links)
-    analyze_post(html, POST, DomainPolicy(mode="all"))
+    analyze_post(html, POST)
 
 
 def test_truncated_html_keeps_the_complete_links() -> None:

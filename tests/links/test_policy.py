@@ -124,17 +124,22 @@ COOKED = (
 
 
 def test_occurrences_for_post() -> None:
-    occ = occurrences_for_post(COOKED, POST, DEFAULT, forum_hosts=["forum.example"])
+    occ = occurrences_for_post(COOKED, POST, forum_hosts=["forum.example"])
     assert all(isinstance(o, LinkOccurrence) for o in occ)
-    assert [(o.canonical_url, o.in_quote, o.policy, o.policy_reason) for o in occ] == [
-        ("https://old.reddit.com/r/a/comments/b/c/", False, "archive", "allowlist:reddit.com"),
-        (
-            "https://www.youtube.com/watch?v=HQD2cMVuNWk&t=5",
-            False,
-            "archive",
-            "allowlist:youtube.com",
-        ),
-        ("https://example.com/q", True, "skip", "not-deletable"),
+    assert [(o.canonical_url, o.in_quote) for o in occ] == [
+        ("https://old.reddit.com/r/a/comments/b/c/", False),
+        ("https://www.youtube.com/watch?v=HQD2cMVuNWk&t=5", False),
+        ("https://example.com/q", True),
+    ]
+    decided = [
+        DEFAULT.decide(c)
+        for o in occ
+        if isinstance(c := canonicalize(o.canonical_url), CanonicalUrl)
+    ]
+    assert decided == [
+        ("archive", "allowlist:reddit.com"),
+        ("archive", "allowlist:youtube.com"),
+        ("skip", "not-deletable"),
     ]
     first = occ[0]
     assert first.original_url == "https://www.reddit.com/r/a/comments/b/c/?utm_source=share"
@@ -144,19 +149,19 @@ def test_occurrences_for_post() -> None:
 
 
 def test_rejected_urls_are_reported(caplog: pytest.LogCaptureFixture) -> None:
-    result = analyze_post(COOKED, POST, DEFAULT)
+    result = analyze_post(COOKED, POST)
     assert [(r.original, r.reason) for r in result.rejected] == [
         ("http://exa%zzmple.com/", "bad-percent-encoding")
     ]
     with caplog.at_level(logging.WARNING, logger="shared.links"):
-        occurrences_for_post(COOKED, POST, DEFAULT)
+        occurrences_for_post(COOKED, POST)
     assert "1 link(s) rejected" in caplog.text
     assert "bad-percent-encoding" in caplog.text
 
 
 def test_plain_text_post_uses_the_text_rules() -> None:
     text = "[quote]https://redd.it/abc[/quote]\nsee https://x.com/a/status/1"
-    occ = occurrences_for_post(text, POST, DEFAULT)
+    occ = occurrences_for_post(text, POST)
     assert [(o.canonical_url, o.in_quote, o.needs_resolve) for o in occ] == [
         ("https://redd.it/abc", True, True),
         ("https://x.com/a/status/1", False, False),
@@ -168,7 +173,7 @@ def test_same_link_in_and_out_of_quote_gives_two_occurrences() -> None:
         "<p><a href='https://x.com/a/status/1'>a</a></p>"
         "<blockquote><a href='https://twitter.com/a/status/1'>b</a></blockquote>"
     )
-    occ = occurrences_for_post(html, POST, DEFAULT)
+    occ = occurrences_for_post(html, POST)
     assert [(o.canonical_url, o.in_quote) for o in occ] == [
         ("https://x.com/a/status/1", False),
         ("https://x.com/a/status/1", True),
