@@ -26,8 +26,7 @@ from urllib.parse import urlsplit
 
 from shared.dnscache import TEMPORARY_DNS_ERRORS, DnsCache, Lookup
 from shared.errors import NoSuchHost, TargetRefused, TargetUnresolved
-
-ALLOWED_SCHEMES = frozenset({"http", "https"})
+from shared.links.urlparts import SUPPORTED_SCHEMES
 
 Resolver = Lookup
 """(host, port) -> every address it resolves to; raises socket.gaierror."""
@@ -142,7 +141,7 @@ def _host_port(url: str) -> tuple[str, int]:
         parts = urlsplit(url)
     except ValueError as exc:  # e.g. an unclosed IPv6 bracket
         raise TargetRefused(f"unparsable URL: {exc}") from exc
-    if parts.scheme not in ALLOWED_SCHEMES:
+    if parts.scheme not in SUPPORTED_SCHEMES:
         raise TargetRefused(f"unsupported scheme {parts.scheme!r}")
     host = parts.hostname
     if not host:
