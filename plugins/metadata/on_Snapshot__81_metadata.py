@@ -12,8 +12,9 @@ wins over both, and a PDF document's own title, author and creation date
 and text, not the login wall the browser may have been shown. Writes `metadata.json` (the
 merged values and each source's) and emits one Metadata record, with `has_video` when either
 page shows a video (shared.content.video), Reddit's JSON says the post is a Reddit-hosted
-video or the platform post shows one (the writer gives such a link a media job). No HTML
-and no PDF: `skipped` (nothing to read; not retried).
+video or the platform post shows one (the writer gives such a link a media job). It reads
+the platform plugins too, so a post kept while the browser and the raw fetch failed still
+names the link. No HTML, no PDF and no post: `skipped` (nothing to read; not retried).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def main() -> int:
     reddit = reddit_metadata(post) if post is not None else None
     document = pdf_metadata(snapshot / "fetch" / "body.pdf")
     kept = platform_post(snapshot)
-    if inputs.raw is None and inputs.rendered is None and reddit is None and document is None:
+    if all(x is None for x in (inputs.raw, inputs.rendered, reddit, document, kept)):
         why = "; ".join(inputs.skipped) or "no HTML captured"
         emit(ArchiveResultRecord(status="skipped", output_str=why))
         return 0

@@ -81,7 +81,9 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         iso(retry_at) if retry_at else None,
         ctx.now_iso,
     )
-    media.capture_ended(conn, job["link_id"])
+    media.capture_ended(
+        conn, job["link_id"], finished=retry_at is None, policy=ctx.policy, now=ctx.now_iso
+    )
 
 
 def _retry_or_fail(

@@ -6,8 +6,12 @@ Writes ``media_items`` and ``link_media``; jobs only through
 ``transitions`` (``queue_media``, ``skip_media``), the full-text row through ``linkstore``.
 
 - A link whose URL names a video (``shared.links.video.media_key``: a video on one of the
-  platforms, or a media file) gets a media job next to its capture job. A link whose capture
-  found a video on the page (a Metadata record with ``has_video``) gets one then.
+  platforms, or a media file) gets a media job next to its capture job. A link whose URL
+  names a post that may or may not hold a video (an X or Bluesky post, an Instagram `/p/`
+  post: ``names_post``) gets one once its capture read a post with a video or GIF, or, when
+  its capture kept no post at all, once that capture is over (the media service may still
+  find a video). A link whose capture found a video on the page (a Metadata record with
+  ``has_video``) gets one then.
 - One download per video: the video's key (platform + id) is looked up first; when another
   link's job already downloads (or downloaded) it, the new link points at that download
   (``link_media``) and its media job is recorded ``skipped_cached`` with the reason. A Media
@@ -27,7 +31,7 @@ import sqlite3
 from services.writer import linkstore, transitions
 from services.writer.job_policy import Decision, Policy
 from shared.hooks.records import MediaRecord, ProgressRecord
-from shared.links.video import MediaKey, media_key
+from shared.links.video import MediaKey, media_key, names_post
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +51,31 @@ def on_decision(
         return None
     row = conn.execute("SELECT canonical_url FROM links WHERE id = ?", (link_id,)).fetchone()
     key = None if row is None else media_key(row[0])
-    if key is None:
+    if key is None or names_post(row[0]):
         return None
     reason = f"video link ({key.platform})"
     return _job_for_key(conn, link_id, key, reason, decision.priority, now)
 
 
+def _post_link_job(conn: sqlite3.Connection, link_id: int, reason: str, now: str) -> int | None:
+    """A media job under the video key of a link naming a platform post (None for others,
+    or when the link joined another link's download)."""
+    row = conn.execute("SELECT canonical_url FROM links WHERE id = ?", (link_id,)).fetchone()
+    if row is None or not names_post(row[0]):
+        return None
+    key = media_key(row[0])
+    return None if key is None else _job_for_key(conn, link_id, key, reason, 0, now)
+
+
 def on_page_video(conn: sqlite3.Connection, link_id: int, policy: Policy, now: str) -> int | None:
-    """The link's capture found a video on the page: a media job, unless it has one."""
+    """The link's capture found a video on the page (or in its platform post): a media job,
+    unless it has one; a link naming a post gets it under the post's video key, so the video
+    is downloaded once however many links show it."""
     if not policy.media_jobs or _has_media_job(conn, link_id):
         return None
-    return transitions.queue_media(conn, link_id, "the page shows a video", 0, now)
+    return _post_link_job(conn, link_id, "the page shows a video", now) or transitions.queue_media(
+        conn, link_id, "the page shows a video", 0, now
+    )
 
 
 def _has_media_job(conn: sqlite3.Connection, link_id: int) -> bool:
@@ -238,9 +256,17 @@ def _archive_media_file_links(conn: sqlite3.Connection, job_id: int, now: str) -
         linkstore.archived(conn, int(link_id), now)
 
 
-def capture_ended(conn: sqlite3.Connection, link_id: int) -> None:
+def capture_ended(
+    conn: sqlite3.Connection, link_id: int, *, finished: bool, policy: Policy, now: str
+) -> None:
     """A page capture of the link ended (after linkstore.attempt_ended): a link that is a
-    media file whose download is done stays archived, whichever finished first."""
+    media file whose download is done stays archived, whichever finished first; a link
+    naming a platform post whose captures are over without reading the post gets a media job
+    (the media service may still find a video)."""
+    if finished and policy.media_jobs and not _has_media_job(conn, link_id):
+        kept_post = conn.execute("SELECT 1 FROM link_posts WHERE link_id = ?", (link_id,))
+        if kept_post.fetchone() is None:
+            _post_link_job(conn, link_id, "no post was read: the media service looks", now)
     if conn.execute(
         "SELECT 1 FROM link_media lm JOIN media_items m ON m.id = lm.media_id"
         " WHERE lm.link_id = ? AND m.platform = 'url' AND m.status = 'downloaded'",

@@ -107,6 +107,18 @@ def media_key(url: str) -> MediaKey | None:
     return None
 
 
+def names_post(url: str) -> bool:
+    """True when the URL names a platform post that may or may not hold a video (an X or
+    Bluesky post, an Instagram `/p/` post): whether it needs the media service is known only
+    once its capture has read the post."""
+    key = media_key(url)
+    if key is None:
+        return False
+    if key.platform == "instagram":
+        return "/p/" in _host(url)[1]
+    return key.platform in ("twitter", "bluesky")
+
+
 def is_video_link(url: str) -> bool:
     """True when a link gets a media job from its URL alone: a video on a platform the
     media service downloads from, or a media file."""

@@ -155,7 +155,7 @@ def test_a_generic_video_found_again_on_another_page_points_at_the_first_downloa
 
 
 def test_soft_media_failure_is_recorded_and_leaves_the_link_archived(h: Harness) -> None:
-    h.apply(post("g1", occ("https://x.com/someone/status/1790000000000000001")))
+    h.apply(post("g1", occ("https://www.tiktok.com/@someone/video/7300000000000000001")))
     h.dispatch()
     capture, media_job = h.job(1), h.job(2)
     fetch_ok = ArchiveResultRecord(status="succeeded", plugin="fetch", hook=FETCH_HOOK)
@@ -282,3 +282,40 @@ def test_a_media_file_downloaded_before_its_capture_ended_stays_archived(h: Harn
     h.apply(event(capture, 0, shot), event(capture, 1, NOT_HTML), done(capture, records=2))
     row = h.rows("SELECT status, last_outcome, last_error_code FROM links")[0]
     assert tuple(row) == ("archived", "partial", "E_FETCH_NOT_HTML")  # what the capture did
+
+
+X_POST = "https://x.com/ada_example/status/1790000000000000003"
+
+
+def test_a_post_link_waits_for_its_capture_to_say_whether_it_holds_a_video(h: Harness) -> None:
+    h.apply(post("g1", occ(X_POST), occ("https://bsky.app/profile/a.example/post/3kaaaaaaaaa21")))
+    assert [(k, s) for _, _, k, s, _ in jobs(h)] == [("capture", "queued"), ("capture", "queued")]
+    h.dispatch()
+    first = h.job(1)
+    h.apply(event(first, 0, MetadataRecord(title="A photo post", has_video=False)))
+    assert [k for _, _, k, _, _ in jobs(h)] == ["capture", "capture"], "a photo post: no job"
+    h.apply(event(first, 1, MetadataRecord(has_video=True)))
+    assert jobs(h)[-1] == (3, 1, "media", "queued", "the page shows a video")
+    assert h.one("SELECT media_key FROM media_items") == "twitter:1790000000000000003"
+
+
+def test_a_post_link_whose_captures_read_no_post_gets_a_media_job_at_the_end(h: Harness) -> None:
+    h.apply(post("g1", occ(X_POST)))
+    h.dispatch()
+    job = h.job(1)
+    h.apply(
+        event(job, 0, ArchiveResultRecord(status="failed", plugin="x", hook="on_Snapshot__15_x.py",
+                                          error_code="E_X_RATE_LIMITED", exit_code=1)),
+        done(job, records=1, retry=["x/on_Snapshot__15_x.py"]),
+    )  # fmt: skip
+    assert [k for _, _, k, _, _ in jobs(h)] == ["capture"], "a retry is coming: no job yet"
+    h.policy = replace(h.policy, max_attempts=1)
+    h.now = h.now.replace(year=h.now.year + 1)
+    h.dispatch()
+    job = h.job(1)
+    h.apply(
+        event(job, 0, ArchiveResultRecord(status="failed", plugin="x", hook="on_Snapshot__15_x.py",
+                                          error_code="E_X_NOT_FOUND")),
+        done(job, records=1),
+    )  # fmt: skip
+    assert jobs(h)[-1][2:] == ("media", "queued", "no post was read: the media service looks")

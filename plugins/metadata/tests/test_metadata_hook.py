@@ -136,3 +136,18 @@ def test_a_platform_post_wins_over_the_login_wall_the_browser_saw(tmp_path: Path
     assert meta.title == "Ada Example (@ada_example) on X"
     assert (meta.author, meta.published_at, meta.description) == (
         "Ada Example", "2024-05-01T09:15:00Z", "Harbour at dawn")  # fmt: skip
+
+
+def test_a_platform_post_alone_names_the_link_when_the_browser_and_fetch_failed(
+    tmp_path: Path,
+) -> None:
+    from shared.platforms.post import Author, Post, PostMedia
+
+    (tmp_path / "bluesky").mkdir()
+    post = Post(platform="bluesky", post_id="3k", url="https://bsky.app/profile/a.example/post/3k",
+                author=Author(handle="a.example"), text="Rain again", source="appview",
+                media=[PostMedia(kind="video", url="https://video.example/a.m3u8")])  # fmt: skip
+    (tmp_path / "bluesky" / "post.json").write_text(post.model_dump_json())
+    meta = meta_of(run(tmp_path))
+    assert (meta.title, meta.description, meta.has_video) == (
+        "a.example on Bluesky", "Rain again", True)  # fmt: skip
