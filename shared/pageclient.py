@@ -41,6 +41,7 @@ OPS = (
     "screenshot",
     "pdf",
     "responses",
+    "traffic",
 )
 """The operations the archiver answers (see plugins/README.md for their arguments)."""
 
@@ -207,6 +208,12 @@ class PageClient:
     def responses(self) -> dict[str, Any]:
         """The response log: {"responses": [...], "refused": [...], "events": [...]}."""
         return self.call("responses", timeout=10.0)
+
+    def traffic(self, path: str, timeout: float = 60.0) -> dict[str, Any]:
+        """Finish the snapshot's browser WARC (every request and response of the page so
+        far) and have it written to path: {"path", "bytes", "sha256", "exchanges",
+        "truncated"}, or {"path": None, ...} when nothing was recorded."""
+        return self.call("traffic", timeout=timeout, path=os.path.abspath(path))
 
     def loaded_document(self, url: str, timeout: float = 60.0) -> dict[str, Any]:
         """The page's navigation, navigating to url first if no hook did (a hook retried on

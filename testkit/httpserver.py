@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +23,10 @@ Route = Reply | Callable[[BaseHTTPRequestHandler], Reply]
 
 
 class FixtureServer:
-    """Serves `routes` (path -> Reply or callable) on host:free port in a thread."""
+    """Serves `routes` (path -> Reply or callable) on host:free port in a thread; over HTTPS
+    with `tls` (a server context holding its certificate)."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
         self.routes: dict[str, Route] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []
         server = self
@@ -50,14 +52,17 @@ class FixtureServer:
                 pass
 
         self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.scheme = "https" if tls is not None else "http"
         self.host = host
         self.port = int(self.httpd.server_address[1])
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
-        """http://host:port"""
-        return f"http://{self.host}:{self.port}"
+        """http(s)://host:port"""
+        return f"{self.scheme}://{self.host}:{self.port}"
 
     def __enter__(self) -> FixtureServer:
         self.thread.start()

@@ -35,6 +35,7 @@ from playwright.async_api import Browser, BrowserContext, Playwright, async_play
 from prometheus_client import Counter, Gauge
 
 from services.archiver import profiles
+from services.archiver.interception import Interceptor
 from services.archiver.renderers import RendererKill, RendererWatch
 from shared import processes
 
@@ -114,6 +115,8 @@ class BrowserLimits:
     """Check interval while a renderer is past half the limit (known renderers only)."""
     renderer_claim_s: float = 10.0
     """How long a kill waits for its crashed page to claim it."""
+    extra_ca_file: str | None = None
+    """PEM roots the egress proxy trusts beside the system's (interception.py)."""
 
 
 class BrowserBroker:
@@ -135,6 +138,9 @@ class BrowserBroker:
         self._kills: list[RendererKill] = []
         self._closed = False
         self.restarts = 0
+        self.interceptor = Interceptor(limits.extra_ca_file)
+        """The archiver's own CA: the snapshots' egress proxies end the browser's TLS with
+        its leaves, which this browser is launched to accept (and nothing else more)."""
 
     @property
     def pid(self) -> int | None:
@@ -169,6 +175,7 @@ class BrowserBroker:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._pw.stop(), self.limits.close_timeout_s)
             self._pw = None
+        self.interceptor.close()
 
     @contextlib.asynccontextmanager
     async def context(self, **options: Any) -> AsyncIterator[BrowserContext]:
@@ -303,7 +310,10 @@ class BrowserBroker:
             browser = await asyncio.wait_for(
                 self._pw.chromium.launch(
                     executable_path=self.limits.executable,
-                    args=list(CHROMIUM_ARGS),
+                    args=[
+                        *CHROMIUM_ARGS,
+                        "--ignore-certificate-errors-spki-list=" + self.interceptor.spki_hash,
+                    ],
                     handle_sigint=False,
                     handle_sigterm=False,
                     handle_sighup=False,

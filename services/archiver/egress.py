@@ -11,30 +11,30 @@ resolves the host through the process's DNS cache and checks every address with 
 judge of targets (`shared.targets.checked_host`, unless private targets are allowed), then
 connects to an address it checked.
 
+HTTPS is intercepted (interception.py): the proxy makes its own verified TLS connection to
+the server, answers the CONNECT, and ends the browser's TLS with a certificate of the
+archiver's own CA, so it sees every request and response of the page as plain HTTP/1.1
+(egress_http.py), bounds each, caps each body by its decoded size, and records each in the
+snapshot's browser WARC (exchange.py, traffic.py).
+
 A request it cannot serve is answered at once with an explicit error response, never an
 empty one (which Chromium reports as `ERR_EMPTY_RESPONSE`): `403` for a refused target,
-`502` for a name that does not exist (`no_such_host`) or does not resolve for now (`dns`)
-and for a connection that fails (`connect`), `504` for a timeout, each with
-`X-Archiver-Error: <kind>` (a refusal also keeps `X-Archiver-Refused: 1`). A tunnel
-(CONNECT) gets the same status line, so Chromium fails it at once
-(`ERR_TUNNEL_CONNECTION_FAILED`); the failure is in the proxy's log, where the page session
-finds why its main document failed.
+`502` for a name that does not exist (`no_such_host`) or does not resolve for now (`dns`),
+for a connection that fails (`connect`) and a server certificate that does not verify
+(`tls`), `504` for a timeout, each with `X-Archiver-Error: <kind>` (a refusal also keeps
+`X-Archiver-Refused: 1`). A CONNECT gets the same status line, so Chromium fails the tunnel
+at once (`ERR_TUNNEL_CONNECTION_FAILED`); the failure is in the proxy's log, where the page
+session finds why its main document failed.
 
 No subresource may hold the page's load longer than `subresource_timeout`: a request that
-has no response head by then (name lookup, connect and the server's answer together) is
-answered `504`, and a tunnel whose server has not answered the browser's first bytes by
-then (a host that accepts the connection and never speaks TLS) is cut. The page's main
-document is exempt (`is_document`, told by the page session): it has the navigation's own
-timeout.
+has no response head by then (name lookup, connect, TLS and the server's answer together)
+is answered `504`, and its host's later subresource requests at once for a while. The page's
+main document is exempt (`is_document`, told by the page session): it has the navigation's
+own timeout.
 
-It also caps the bytes one response may bring (`max_response_bytes`, counting the inflated
-size of a gzip/deflate body that is not chunked): beyond it the connection is cut and the
-URL is recorded as truncated. For HTTPS only the tunnel's bytes can be counted (compressed,
-encrypted).
-
-One proxy per snapshot context, so every refusal and failure is recorded against its
-snapshot. A capture ends by closing the proxy, which cancels the connections still open:
-that is normal and logged at DEBUG only.
+One proxy per snapshot context, so every refusal, failure and exchange is recorded against
+its snapshot. A capture ends by closing the proxy, which cancels the connections still
+open: that is normal and logged at DEBUG only.
 """
 
 from __future__ import annotations
@@ -42,134 +42,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import time
-import zlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from shared.errors import NoSuchHost, TargetRefused, TargetUnresolved
-from shared.targets import IpAddress, checked_host, refused_address
+from services.archiver import egress_http as http
+from services.archiver.egress_policy import (
+    ERROR_HEADER,
+    ERROR_STATUS,
+    EgressLog,
+    EgressPolicy,
+    ErrorKind,
+    UpstreamError,
+    origin,
+)
+from services.archiver.exchange import ExchangeRelay, Upstream, copy_capped
+from services.archiver.interception import Interceptor
+from services.archiver.traffic import TrafficLog
+
+__all__ = ["ERROR_HEADER", "EgressLog", "EgressPolicy", "EgressProxy", "UpstreamError", "origin"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEAD_LIMIT = 64 * 1024
-CHUNK = 64 * 1024
-ErrorKind = Literal["refused", "no_such_host", "dns", "connect", "timeout"]
-ERROR_STATUS: dict[ErrorKind, str] = {
-    "refused": "403 Forbidden",
-    "no_such_host": "502 Bad Gateway",
-    "dns": "502 Bad Gateway",
-    "connect": "502 Bad Gateway",
-    "timeout": "504 Gateway Timeout",
-}
-"""The status line of the proxy's answer for each kind of failure (`X-Archiver-Error`)."""
-ERROR_HEADER = "x-archiver-error"
-
-
-class UpstreamError(Exception):
-    """A request the proxy could not serve, and why (its `X-Archiver-Error` kind)."""
-
-    def __init__(self, kind: ErrorKind, reason: str) -> None:
-        super().__init__(reason)
-        self.kind: ErrorKind = kind
-
-
-@dataclass
-class EgressPolicy:
-    """Which addresses the browser may reach, and how long a request may take."""
-
-    allow_private: bool = False
-    """Tests and local demos: reach loopback/private addresses too."""
-    refuse: Callable[[IpAddress], bool] = refused_address
-    """Address predicate used when private targets are not allowed."""
-    connect_timeout: float = 10.0
-    """Seconds to resolve and connect to an upstream host."""
-    subresource_timeout: float = 3.0
-    """Seconds a request other than the page's main document may wait for its response
-    head (lookup and connect included), or a tunnel for the server's first bytes."""
-    unresponsive_s: float = 60.0
-    """After a subresource's server let that bound pass, its other subresource requests
-    (this page's and other snapshots') are answered 504 at once for this long: a page asks
-    a dead ad server dozens of times, six at a time."""
-    _unresponsive: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
-
-    def unresponsive(self, host: str, port: int) -> bool:
-        """Did host:port let a subresource's bound pass lately?"""
-        until = self._unresponsive.get((host.lower(), port))
-        return until is not None and until > time.monotonic()
-
-    def mark_unresponsive(self, host: str, port: int) -> None:
-        """host:port let a subresource's bound pass."""
-        now = time.monotonic()
-        if len(self._unresponsive) > 10_000:
-            self._unresponsive = {k: v for k, v in self._unresponsive.items() if v > now}
-        self._unresponsive[(host.lower(), port)] = now + self.unresponsive_s
-
-    async def addresses(self, host: str, port: int) -> list[str]:
-        """The checked addresses of host; raises UpstreamError (refused, dns, timeout)."""
-        try:
-            return await checked_host(
-                host,
-                port,
-                allow_private=self.allow_private,
-                timeout=self.connect_timeout,
-                refuse=self.refuse,
-            )
-        except TargetUnresolved as exc:
-            raise UpstreamError("dns", str(exc)) from exc
-        except NoSuchHost as exc:
-            raise UpstreamError("no_such_host", str(exc)) from exc
-        except TargetRefused as exc:
-            raise UpstreamError("refused", str(exc)) from exc
-
-
-@dataclass
-class EgressLog:
-    """What the proxy refused, could not reach or cut, for the snapshot's response log."""
-
-    refused: list[dict[str, object]] = field(default_factory=list)
-    failed: list[dict[str, object]] = field(default_factory=list)
-    truncated: list[dict[str, object]] = field(default_factory=list)
-    connections: int = 0
-    max_entries: int = 1000
-
-    def add(self, bucket: list[dict[str, object]], entry: dict[str, object]) -> None:
-        if len(bucket) < self.max_entries:
-            bucket.append({**entry, "at": round(time.time(), 3)})
-
-    def failure(self, url: str) -> dict[str, object] | None:
-        """Why the proxy did not serve url, if it did not: a refusal or failure recorded
-        for that URL, or for a tunnel to its origin (scheme, host and port compared)."""
-        want = origin(url)
-        for entry in (*self.refused, *self.failed):
-            if entry.get("url") == url or (entry.get("tunnel") and entry.get("origin") == want):
-                return entry
-        return None
-
-
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    default = 443 if parts.scheme in ("https", "wss") else 80
-    try:
-        port = parts.port or default
-    except ValueError:
-        port = default
-    return f"{(parts.hostname or '').lower()}:{port}"
+MAX_REQUEST_BODY = 16 * 1024 * 1024
+"""A request body the browser sends (a form, an API call) is read whole, up to this."""
 
 
 @dataclass
 class Target:
-    """What one proxy connection asks for."""
+    """What one request (or tunnel) asks for."""
 
     method: str
     url: str
     host: str
     port: int
-    version: str
-    headers: list[str]
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -178,23 +89,34 @@ class Target:
 
     def entry(self, kind: ErrorKind, reason: str) -> dict[str, object]:
         """The proxy log's entry for this request not served."""
-        origin = f"{self.host.lower()}:{self.port}"
-        return {"url": self.url, "origin": origin, "tunnel": self.tunnel, "kind": kind,
+        where = f"{self.host.lower()}:{self.port}"
+        return {"url": self.url, "origin": where, "tunnel": self.tunnel, "kind": kind,
                 "reason": reason}  # fmt: skip
 
 
 class EgressProxy:
     """An HTTP/CONNECT proxy on 127.0.0.1 that enforces an EgressPolicy."""
 
-    def __init__(self, policy: EgressPolicy, max_response_bytes: int, idle_timeout: float) -> None:
+    def __init__(
+        self,
+        policy: EgressPolicy,
+        max_response_bytes: int,
+        idle_timeout: float,
+        *,
+        interceptor: Interceptor | None = None,
+        traffic: TrafficLog | None = None,
+    ) -> None:
         self.policy = policy
         self.max_response_bytes = max_response_bytes
         self.idle_timeout = idle_timeout
         self.log = EgressLog()
         self.is_document: Callable[[str, bool], bool] = lambda url, tunnel: False
         """(url, tunnel) -> whether the request is for the page's main document, which the
-        subresource bound does not apply to (a tunnel's url is `https://host[:port]/`: its
+        subresource bound does not apply to (a CONNECT's url is `https://host[:port]/`: its
         origin is compared); set by the page session."""
+        self._own_interceptor = interceptor is None
+        self.interceptor = interceptor or Interceptor()
+        self.relay = ExchangeRelay(self.log, max_response_bytes, traffic)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -206,7 +128,7 @@ class EgressProxy:
         return f"http://127.0.0.1:{port}"
 
     async def close(self) -> None:
-        """Stop listening and cut every open connection."""
+        """Stop listening, cut every open connection, write what was recorded."""
         if self._server is not None:
             self._server.close()
         for w in list(self._writers):
@@ -215,10 +137,13 @@ class EgressProxy:
             t.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.relay.flush()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
             self._server = None
+        if self._own_interceptor:
+            self.interceptor.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One browser connection, to its end. Never ends with an exception or cancelled:
@@ -229,78 +154,120 @@ class EgressProxy:
         self._tasks.add(task)
         self._writers.add(writer)
         self.log.connections += 1
-        upstream: asyncio.StreamWriter | None = None
+        upstream: list[Upstream] = []
         try:
-            upstream = await self._handle(reader, writer)
+            await self._handle(reader, writer, upstream)
         except asyncio.CancelledError:
             log.debug("egress: connection cancelled (the capture ended)")
-        except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+        except (OSError, TimeoutError, http.BadMessage, ValueError) as exc:
             log.debug("egress: %r", exc)
         except Exception:  # a bug here must not surface as asyncio's callback traceback
             log.exception("egress: connection failed")
         finally:
             self._tasks.discard(task)
             self._writers.discard(writer)
-            for w in (writer, upstream):
-                if w is not None:
-                    w.transport.abort()
-
-    async def _read_target(self, reader: asyncio.StreamReader) -> Target:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.idle_timeout)
-        except asyncio.LimitOverrunError as exc:
-            raise ValueError("request head too large") from exc
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ", 2)
-        headers = [ln for ln in lines[1:] if ln]
-        if method.upper() == "CONNECT":
-            host, _, port_s = target.rpartition(":")
-            host = host.strip("[]")
-            url = f"https://{host}" + ("" if port_s == "443" else f":{port_s}") + "/"
-            return Target("CONNECT", url, host, int(port_s), version, headers)
-        parts = urlsplit(target)
-        if parts.scheme not in ("http", "ws") or not parts.hostname:
-            return Target(method, target, "", 0, version, headers)
-        return Target(method, target, parts.hostname, parts.port or 80, version, headers)
+            for w in (writer, *(u.writer for u in upstream)):
+                w.transport.abort()
 
     async def _handle(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> asyncio.StreamWriter | None:
-        t = await self._read_target(reader)
-        if not t.host:
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, opened: list[Upstream]
+    ) -> None:
+        requests = http.RequestReader(reader, self.idle_timeout, MAX_REQUEST_BODY)
+        req = await requests.next()
+        if req is None:
+            return
+        if req.method == "CONNECT":
+            await self._intercept(req, reader, writer, opened)
+            return
+        parts = urlsplit(req.target)
+        t = Target(req.method, req.target, parts.hostname or "", 0)
+        if parts.scheme not in ("http", "ws") or not t.host:
             await self._fail(writer, t, UpstreamError("refused", f"unsupported target {t.url!r}"))
-            return None
+            return
         try:
-            up_reader, upstream = await self._bounded(t, self._connect(t))
+            t.port = parts.port or 80
+            upstream = await self._bounded(t, self._open(t, tls=False))
+        except (UpstreamError, ValueError) as exc:
+            error = exc if isinstance(exc, UpstreamError) else UpstreamError("refused", str(exc))
+            await self._fail(writer, t, error)
+            return
+        opened.append(upstream)
+        await self._exchange(t, req, requests, upstream, writer, close=True)
+
+    async def _intercept(
+        self,
+        req: http.Request,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        opened: list[Upstream],
+    ) -> None:
+        """A CONNECT: the verified TLS connection to the server first (its failure is the
+        CONNECT's answer), then the browser's TLS ended here and its requests relayed."""
+        host, _, port_s = req.target.rpartition(":")
+        host = host.strip("[]")
+        base = f"https://{host}" + ("" if port_s == "443" else f":{port_s}")
+        t = Target("CONNECT", base + "/", host, int(port_s) if port_s.isdigit() else 0)
+        if not t.port:
+            await self._fail(writer, t, UpstreamError("refused", f"bad CONNECT {req.target!r}"))
+            return
+        try:
+            upstream: Upstream | None = await self._bounded(t, self._open(t, tls=True))
         except UpstreamError as exc:
             await self._fail(writer, t, exc)
-            return None
-        if t.tunnel:
-            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            await writer.drain()
-            await self._tunnel(t, reader, writer, up_reader, upstream)
-            return upstream
+            return
+        assert upstream is not None
+        opened.append(upstream)
+        writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        await writer.drain()
+        await writer.start_tls(self.interceptor.server_context(host))
+        requests = http.RequestReader(reader, self.idle_timeout, MAX_REQUEST_BODY)
+        while (inner := await requests.next()) is not None:
+            target = inner.target if inner.target.startswith("/") else "/" + inner.target
+            t = Target(inner.method, base + target, host, t.port)
+            if upstream is None or not upstream.reusable:
+                try:
+                    upstream = await self._bounded(t, self._open(t, tls=True))
+                except UpstreamError as exc:
+                    await self._fail(writer, t, exc)
+                    return
+                opened.append(upstream)
+            if not await self._exchange(t, inner, requests, upstream, writer, close=False):
+                return
+
+    async def _exchange(
+        self,
+        t: Target,
+        req: http.Request,
+        requests: http.RequestReader,
+        upstream: Upstream,
+        writer: asyncio.StreamWriter,
+        *,
+        close: bool,
+    ) -> bool:
+        """Relay one request and its response; True when the browser's connection may carry
+        the next request."""
         parts = urlsplit(t.url)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        upgrade = any(h.lower().startswith("upgrade:") for h in t.headers)
-        kept = [h for h in t.headers if not h.lower().startswith(("proxy-", "connection:"))]
-        kept.append("Connection: Upgrade" if upgrade else "Connection: close")
-        request = f"{t.method} {path} {t.version}\r\n" + "".join(f"{k}\r\n" for k in kept)
-        upstream.write((request + "\r\n").encode("latin-1"))
-        up = asyncio.create_task(self._copy(reader, upstream, None))
-        try:
-            if upgrade:  # a WebSocket: the answer is relayed as it comes
-                await self._copy(up_reader, writer, t.url)
-                return upstream
+        upstream.writer.write(http.request_head(req, path, close=False) + req.body)
+        if req.upgrade:  # a WebSocket: relayed as it comes, not recorded
+            upstream.writer.write(requests.rest)
+            up = asyncio.create_task(
+                copy_capped(requests.reader, upstream.writer, self.idle_timeout)
+            )
             try:
-                head = await self._bounded(t, self._response_head(up_reader))
-            except UpstreamError as exc:
-                await self._fail(writer, t, exc)
-                return upstream
-            await self._relay(up_reader, writer, t.url, head)
-        finally:
-            await _cancelled(up)
-        return upstream
+                await copy_capped(upstream.reader, writer, self.idle_timeout)
+            finally:
+                await _cancelled(up)
+            return False
+        sent = time.time()
+        try:
+            resp = await self._bounded(t, self.relay.response_head(upstream, req.method, writer))
+        except UpstreamError as exc:
+            await self._fail(writer, t, exc)
+            return False
+        return await self.relay.body(
+            t.url, req, resp, upstream, writer, close=close or not req.keep_alive, sent=sent
+        )
 
     async def _bounded(self, t: Target, step: Coroutine[Any, Any, T]) -> T:
         """Await step (a coroutine) within the request's time: a subresource has until
@@ -322,31 +289,36 @@ class EgressProxy:
             return await task
         except TimeoutError as exc:
             raise UpstreamError("timeout", f"{t.host}: {exc or 'timed out'}") from exc
+        except http.BadMessage as exc:
+            raise UpstreamError("connect", str(exc)) from exc
         finally:
             await _cancelled(task)
 
-    async def _connect(self, t: Target) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A connection to one of the host's checked addresses, tried in order."""
+    async def _open(self, t: Target, *, tls: bool) -> Upstream:
+        """A connection to one of the host's checked addresses, tried in order (for HTTPS,
+        TLS verified against the system's roots and the host name)."""
         addrs = await self.policy.addresses(t.host, t.port)
         errors: list[str] = []
         deadline = time.monotonic() + self.policy.connect_timeout
+        ctx = self.interceptor.upstream if tls else None
         for addr in addrs:
             try:
-                return await asyncio.wait_for(
-                    asyncio.open_connection(addr, t.port, limit=HEAD_LIMIT),
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(
+                        addr, t.port, limit=HEAD_LIMIT, ssl=ctx,
+                        server_hostname=t.host if tls else None,
+                    ),
                     max(0.1, deadline - time.monotonic()),
-                )
+                )  # fmt: skip
             except TimeoutError as exc:
                 raise UpstreamError("timeout", f"connect to {t.host} ({addr}) timed out") from exc
+            except ssl.SSLError as exc:
+                raise UpstreamError("tls", f"{t.host} ({addr}): {exc.reason or exc}") from exc
             except OSError as exc:
                 errors.append(f"{addr}: {exc.strerror or exc}")
+                continue
+            return Upstream(reader, writer, addr, http.ResponseReader(reader, self.idle_timeout))
         raise UpstreamError("connect", f"cannot connect to {t.host}:{t.port}: {'; '.join(errors)}")
-
-    async def _response_head(self, up_reader: asyncio.StreamReader) -> bytes:
-        try:
-            return await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"), self.idle_timeout)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError) as exc:
-            raise UpstreamError("connect", f"no response head: {exc!r}") from exc
 
     async def _fail(self, writer: asyncio.StreamWriter, t: Target, exc: UpstreamError) -> None:
         """Record why t was not served and answer the browser with an explicit error."""
@@ -367,109 +339,6 @@ class EgressProxy:
         )
         with contextlib.suppress(OSError):
             await writer.drain()
-
-    async def _tunnel(
-        self,
-        t: Target,
-        c_reader: asyncio.StreamReader,
-        c_writer: asyncio.StreamWriter,
-        u_reader: asyncio.StreamReader,
-        u_writer: asyncio.StreamWriter,
-    ) -> None:
-        """Relay a tunnel both ways; a subresource's server has `subresource_timeout` after
-        the browser's first bytes to answer (a TLS server answers its hello at once)."""
-        asked, answered = asyncio.Event(), asyncio.Event()
-        up = asyncio.create_task(self._copy(c_reader, u_writer, None, first=asked))
-        down = asyncio.create_task(self._copy(u_reader, c_writer, t.url, first=answered))
-        watch = asyncio.create_task(self._watch_tunnel(t, asked, answered, down))
-        try:
-            await down
-        except asyncio.CancelledError:
-            if not (watch.done() and not watch.cancelled() and watch.result()):
-                raise  # not the watch's cut: this connection itself is cancelled
-        finally:
-            for task in (up, watch):
-                await _cancelled(task)
-
-    async def _watch_tunnel(
-        self, t: Target, asked: asyncio.Event, answered: asyncio.Event, down: asyncio.Task[None]
-    ) -> bool:
-        """Cut the tunnel (cancel `down`) when its server has not answered in time; True
-        when it did."""
-        await asked.wait()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(answered.wait(), self.policy.subresource_timeout)
-        if answered.is_set() or self.is_document(t.url, True):
-            return False
-        self.policy.mark_unresponsive(t.host, t.port)
-        reason = f"no answer within {self.policy.subresource_timeout:g} s"
-        self.log.add(self.log.failed, t.entry("timeout", reason))
-        log.debug("egress cut tunnel %s: %s", t.url, reason)
-        down.cancel()
-        return True
-
-    async def _relay(
-        self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, url: str, head: bytes
-    ) -> None:
-        """Send the response head (connection fields replaced by `Connection: close`), then
-        its body, byte-capped: raw bytes, or inflated bytes for a gzip/deflate body."""
-        lines = [
-            ln
-            for ln in head.decode("latin-1").split("\r\n")
-            if ln and not ln.lower().startswith(("connection:", "keep-alive:"))
-        ]
-        fields = {k.strip().lower(): v.strip().lower() for k, _, v in
-                  (ln.partition(":") for ln in lines[1:])}  # fmt: skip
-        decoder = None
-        if fields.get("content-encoding") in ("gzip", "x-gzip", "deflate") and (
-            "chunked" not in fields.get("transfer-encoding", "")
-        ):
-            decoder = zlib.decompressobj(47)  # gzip or zlib header, detected
-        dst.write(("\r\n".join([*lines, "Connection: close"]) + "\r\n\r\n").encode("latin-1"))
-        await self._copy(src, dst, url, decoder=decoder)
-
-    async def _copy(
-        self,
-        src: asyncio.StreamReader,
-        dst: asyncio.StreamWriter,
-        url: str | None,
-        *,
-        decoder: Any = None,
-        first: asyncio.Event | None = None,
-    ) -> None:
-        """Copy src to dst until EOF; the download direction (url set) is byte-capped: raw
-        bytes, or inflated bytes when a decoder is given (a compression bomb is cut too).
-        `first` is set when the first bytes arrive."""
-        total = inflated = 0
-        while True:
-            data = await asyncio.wait_for(src.read(CHUNK), self.idle_timeout)
-            if not data:
-                with contextlib.suppress(OSError, RuntimeError):
-                    if dst.can_write_eof():
-                        dst.write_eof()
-                return
-            if first is not None:
-                first.set()
-            total += len(data)
-            if decoder is not None:
-                try:
-                    inflated += self._inflated_size(decoder, data)
-                except zlib.error:
-                    decoder = None  # not what it claims: count raw bytes only
-            if url is not None and max(total, inflated) > self.max_response_bytes:
-                self.log.add(self.log.truncated, {"url": url, "bytes": total, "inflated": inflated})
-                log.info("egress cut %s after %d bytes (%d inflated)", url, total, inflated)
-                return
-            dst.write(data)
-            await dst.drain()
-
-    def _inflated_size(self, decoder: Any, data: bytes) -> int:
-        """Bytes `data` inflates to, counted a MiB at a time (never held at once)."""
-        size, buf = 0, data
-        while buf and size <= self.max_response_bytes:
-            size += len(decoder.decompress(buf, 1 << 20))
-            buf = decoder.unconsumed_tail
-        return size
 
 
 async def _cancelled(task: asyncio.Future[Any]) -> None:

@@ -39,6 +39,7 @@ from services.archiver import lazywatch, settlewatch
 from services.archiver.browser import BrowserBroker
 from services.archiver.egress import ERROR_HEADER, EgressPolicy, EgressProxy, origin
 from services.archiver.renderers import RendererKill
+from services.archiver.traffic import TrafficLog
 from shared import pageclient as proto
 from shared.cookies import REDACTED, CookieSet
 from shared.cookies import load as load_cookies
@@ -73,6 +74,8 @@ class PageOptions:
     policy: EgressPolicy | None = None
     cookies_dir: str | None = None
     """COOKIES_DIR: the link's site's cookies go into its context (shared.cookies)."""
+    warc_max_bytes: int = 100 * 1024 * 1024
+    """Bytes of bodies the snapshot's browser WARC may hold (0: not recorded)."""
 
 
 def _number(req: dict[str, Any], name: str, default: float) -> float:
@@ -112,9 +115,14 @@ PROXY_ERRORS = {
     "no_such_host": proto.E_REFUSED,
     "dns": proto.E_DNS,
     "connect": proto.E_NAVIGATION,
+    "tls": proto.E_NAVIGATION,
     "timeout": proto.E_TIMEOUT,
 }
 """The egress proxy's error kinds (`X-Archiver-Error`) as the navigation's error codes."""
+
+
+TRAFFIC_PART = ".browser.warc.gz.part"
+"""Where the snapshot's browser WARC is written until a hook asks for it (`traffic`)."""
 
 
 class DocumentEndedEarly(Exception):
@@ -140,6 +148,7 @@ class PageSession:
         self._page: Page | None = None
         self._context: BrowserContext | None = None
         self._proxy: EgressProxy | None = None
+        self._traffic: TrafficLog | None = None
         self._doc_response: Response | None = None
         self._doc_ended_early: asyncio.Future[str] | None = None
         """Set, during a navigation, with the failure of a main document whose body broke
@@ -172,9 +181,13 @@ class PageSession:
                 raise self.dead_page("the page crashed or was closed")
             return self._page
         o = self.options
+        if o.warc_max_bytes > 0:
+            self._traffic = TrafficLog(self.out_dir / TRAFFIC_PART, o.warc_max_bytes)
+            self._stack.push_async_callback(self._traffic.discard)
         self._proxy = EgressProxy(
-            o.policy or EgressPolicy(), o.max_response_bytes, o.idle_timeout_s
-        )
+            o.policy or EgressPolicy(), o.max_response_bytes, o.idle_timeout_s,
+            interceptor=self.broker.interceptor, traffic=self._traffic,
+        )  # fmt: skip
         self._proxy.log.max_entries = o.max_log_entries
         self._proxy.is_document = self._is_document
         proxy_url = await self._proxy.start()
@@ -686,6 +699,21 @@ class PageSession:
         page = await self._live_page()
         await page.pdf(path=path, print_background=True)
         return await asyncio.to_thread(self._file_result, path)
+
+    async def op_traffic(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Finish the browser WARC (traffic.py) and move it to `path`: every exchange the
+        page had so far; none is recorded after. {"path": null} when nothing was recorded."""
+        path = self._path(req)
+        traffic, proxy = self._traffic, self._proxy
+        if traffic is None or proxy is None:
+            return {"path": None, "exchanges": 0, "truncated": 0}
+        await proxy.relay.flush()
+        done = await traffic.finish(path)
+        if done is None:
+            return {"path": None, "exchanges": 0, "truncated": 0}
+        return await asyncio.to_thread(
+            self._file_result, path, exchanges=done.exchanges, truncated=done.truncated
+        )
 
     async def op_responses(self, req: dict[str, Any]) -> dict[str, Any]:
         proxy_log = self._proxy.log if self._proxy is not None else None

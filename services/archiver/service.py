@@ -30,6 +30,7 @@ def browser_limits(s: ArchiverSettings) -> BrowserLimits:
         probe_timeout_s=s.browser_probe_timeout_seconds,
         max_renderer_bytes=s.browser_max_renderer_mb * 1024 * 1024,
         renderer_check_s=s.browser_renderer_check_seconds,
+        extra_ca_file=s.browser_extra_ca_file,
     )
 
 
@@ -41,6 +42,7 @@ def page_options(s: ArchiverSettings) -> PageOptions:
         viewport_height=s.browser_viewport_height,
         max_response_bytes=s.browser_max_response_mb * 1024 * 1024,
         idle_timeout_s=s.browser_idle_timeout_seconds,
+        warc_max_bytes=s.browser_warc_max_mb * 1024 * 1024,
         policy=EgressPolicy(
             allow_private=s.allow_private_targets,
             subresource_timeout=s.browser_subresource_timeout_seconds,

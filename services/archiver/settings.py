@@ -57,6 +57,18 @@ class ArchiverSettings(WorkerSettings):
         description="Folder of Netscape cookies.txt files named <registrable domain>.txt: a"
         " link's browser context gets its site's cookies (empty: none).",
     )
+    browser_warc_max_mb: int = Field(
+        100,
+        ge=0,
+        description="Bytes of bodies the browser WARC of one capture may hold (MiB); a body"
+        " past it is kept up to there, marked truncated (0: the browser's traffic is not"
+        " recorded).",
+    )
+    browser_extra_ca_file: str | None = Field(
+        None,
+        description="A PEM file of root certificates the egress proxy trusts beside the"
+        " system's when it verifies the servers the browser reaches over HTTPS.",
+    )
     browser_max_op_seconds: float = Field(
         600, gt=0, description="Upper bound on any one page operation a hook asks for."
     )
