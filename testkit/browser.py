@@ -33,11 +33,16 @@ on another Chromium build, e.g. chromium-headless-shell), else the archiver's de
 class BrowserHarness:
     """One broker; `open(out_dir)` serves a snapshot page and returns the hooks' env."""
 
-    def __init__(self, limits: BrowserLimits | None = None) -> None:
+    def __init__(
+        self, limits: BrowserLimits | None = None, *, extra_ca_file: str | None = None
+    ) -> None:
+        """`extra_ca_file`: PEM roots the egress proxy trusts beside the system's (a test
+        server's CA), with the default limits."""
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.broker = BrowserBroker(limits or BrowserLimits(executable=TEST_BROWSER))
+        limits = limits or BrowserLimits(executable=TEST_BROWSER, extra_ca_file=extra_ca_file)
+        self.broker = BrowserBroker(limits)
         self.run(self.broker.__aenter__())
         self.run(self.broker.warm())
         self._pages: dict[Path, AbstractAsyncContextManager[Any]] = {}

@@ -19,8 +19,7 @@ import pytest
 import trustme
 from warcio.archiveiterator import ArchiveIterator
 
-from services.archiver.browser import BrowserLimits
-from testkit.browser import TEST_BROWSER, BrowserHarness, run_hooks
+from testkit.browser import BrowserHarness, run_hooks
 from testkit.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
@@ -62,7 +61,7 @@ def harness(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """An archiver browser whose egress proxy trusts the test CA beside the system's."""
     roots = tmp_path_factory.mktemp("ca") / "roots.pem"
     ca.cert_pem.write_to_path(str(roots))
-    h = BrowserHarness(BrowserLimits(executable=TEST_BROWSER, extra_ca_file=str(roots)))
+    h = BrowserHarness(extra_ca_file=str(roots))
     try:
         yield h
     finally:
