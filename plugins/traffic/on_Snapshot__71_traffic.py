@@ -7,6 +7,9 @@ page capture (they can still load images) and before post-processing, which neve
 browser.
 
     written                         succeeded ("N exchanges, M truncated")
+    navigate did not succeed        skipped    E_TRAFFIC_DEPENDENCY (the runner: it reads
+                                               navigate, as the page captures do, so a dead
+                                               page's traffic never makes its capture count)
     nothing recorded (no request    skipped
     went out, or the archiver
     records none: BROWSER_WARC_MAX_MB=0)
