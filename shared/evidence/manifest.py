@@ -1,0 +1,115 @@
+"""`manifest.json`: what one capture kept, one file binding its files together.
+
+Every artifact of the snapshot (key, plugin, path, kind, size, sha256, content type, whether
+it was cut short), the capture's URL and final URL, its times, the software and the settings
+that shaped it (never a secret). The sha256 of the manifest's bytes as stored is the
+capture's *fingerprint*; timestamp tokens are over those bytes. The evidence files made from
+the manifest (the WACZ, the tokens) are not in it: they come after it (docs/architecture.md,
+"Evidence").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from importlib import metadata
+
+from pydantic import BaseModel, Field
+
+FORMAT = "dla-manifest/1"
+EVIDENCE_PLUGIN = "evidence"
+"""The pseudo-plugin folder of a snapshot's evidence files (manifest, WACZ, tokens)."""
+MANIFEST_PATH = "manifest.json"
+WACZ_PATH = "capture.wacz"
+
+SECRET_NAME = re.compile(r"(SECRET|TOKEN|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH|_KEY$|^AWS_)", re.I)
+"""Setting names never written into a manifest, whatever their value."""
+
+
+class ManifestArtifact(BaseModel):
+    """One file of the capture."""
+
+    key: str
+    """Object key in the bucket."""
+    plugin: str
+    path: str
+    """Path in the plugin's folder."""
+    kind: str
+    content_type: str
+    bytes: int
+    sha256: str
+    truncated: bool = False
+
+
+class Software(BaseModel):
+    """What made the capture."""
+
+    name: str = "discourse-link-archiver"
+    version: str
+    service: str
+    worker: str
+    binaries: dict[str, str] = Field(default_factory=dict)
+    """Versions of the programs the plugins ran (chromium, yt-dlp, ffmpeg...)."""
+
+
+class Manifest(BaseModel):
+    """The capture's manifest (`manifest.json`)."""
+
+    format: str = FORMAT
+    link_id: int
+    snapshot_id: str
+    attempt: int
+    url: str
+    final_url: str | None = None
+    title: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime
+    software: Software
+    settings: dict[str, str] = Field(default_factory=dict)
+    """The settings that shaped the capture (name -> value as the hooks saw it)."""
+    artifacts: list[ManifestArtifact]
+
+    def to_bytes(self) -> bytes:
+        """The stored form (sorted keys, so the same manifest is the same bytes)."""
+        data = self.model_dump(mode="json")
+        return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+
+    def warcs(self) -> list[ManifestArtifact]:
+        """The WARC files, the WACZ's archive/ (kind `warc`)."""
+        return [a for a in self.artifacts if a.kind == "warc"]
+
+
+def fingerprint(manifest_bytes: bytes) -> str:
+    """The capture's fingerprint: sha256 (hex) of the manifest as stored."""
+    return hashlib.sha256(manifest_bytes).hexdigest()
+
+
+def parse(manifest_bytes: bytes) -> Manifest:
+    """A stored manifest (raises ValueError when it is not one)."""
+    return Manifest.model_validate_json(manifest_bytes)
+
+
+def software_version() -> str:
+    """This software's version (the installed package's)."""
+    try:
+        return metadata.version("discourse-link-archiver")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def public_settings(env: Mapping[str, str], names: Iterable[str]) -> dict[str, str]:
+    """The named settings present in env, secrets left out by name."""
+    return {n: env[n] for n in sorted(set(names)) if n in env and not SECRET_NAME.search(n)}
+
+
+def latest_artifacts(
+    earlier: Iterable[ManifestArtifact], now: Iterable[ManifestArtifact]
+) -> list[ManifestArtifact]:
+    """The snapshot's files: those of earlier attempts, replaced by this run's where the key
+    is the same; evidence files left out; sorted by key."""
+    by_key = {a.key: a for a in earlier}
+    by_key.update({a.key: a for a in now})
+    return sorted((a for a in by_key.values() if a.plugin != EVIDENCE_PLUGIN), key=lambda a: a.key)

@@ -1,0 +1,40 @@
+"""The settings that shape evidence: which timestamp authorities, which roots to trust."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def split_urls(value: str | list[str]) -> list[str]:
+    """A comma-separated list of URLs, trimmed, empty items dropped, case kept."""
+    items = value if isinstance(value, list) else value.split(",")
+    return [i.strip() for i in items if i.strip()]
+
+
+class EvidenceSettings(BaseSettings):
+    """Timestamp authorities and trust (read by the workers, the writer and `dla verify`)."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
+
+    tsa_urls: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="RFC 3161 timestamp authorities, comma-separated (empty: no timestamps);"
+        " each capture's manifest is timestamped by every one.",
+    )
+    tsa_ca_file: Path | None = Field(
+        None,
+        description="A PEM bundle of root certificates trusted for timestamp tokens, beside the"
+        " system's (an authority whose root no system bundle holds, such as FreeTSA's).",
+    )
+    tsa_timeout_seconds: float = Field(
+        20, gt=0, description="Seconds one timestamp request may take."
+    )
+
+    @field_validator("tsa_urls", mode="before")
+    @classmethod
+    def _split(cls, value: str | list[str]) -> list[str]:
+        return split_urls(value)
