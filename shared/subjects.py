@@ -10,6 +10,7 @@ from shared.messages import (
     CaptureDone,
     CaptureEvent,
     CaptureJob,
+    EvidenceReport,
     ExcludeCommand,
     FeedGap,
     FeedPost,
@@ -19,6 +20,8 @@ from shared.messages import (
     RetryCommand,
     SubmitCommand,
     TakedownCommand,
+    TimestampJob,
+    TimestampResult,
     WorkerBinaries,
 )
 
@@ -26,10 +29,13 @@ FEED_POST = "feed.post"
 FEED_GAP = "feed.gap"
 JOB_CAPTURE = "job.capture"
 JOB_MEDIA = "job.media"
+JOB_TIMESTAMP = "job.timestamp"
 CAPTURE_RESULT = "capture.result"
 CAPTURE_DONE = "capture.done"
 CAPTURE_RELEASED = "capture.released"
 CAPTURE_BINARIES = "capture.binaries"
+CAPTURE_EVIDENCE = "capture.evidence"
+CAPTURE_TIMESTAMP = "capture.timestamp"
 CMD_SUBMIT = "cmd.submit"
 CMD_REARCHIVE = "cmd.rearchive"
 CMD_TAKEDOWN = "cmd.takedown"
@@ -41,10 +47,13 @@ MODELS: dict[str, type[Message]] = {
     FEED_GAP: FeedGap,
     JOB_CAPTURE: CaptureJob,
     JOB_MEDIA: CaptureJob,
+    JOB_TIMESTAMP: TimestampJob,
     CAPTURE_RESULT: CaptureEvent,
     CAPTURE_DONE: CaptureDone,
     CAPTURE_RELEASED: HostReleased,
     CAPTURE_BINARIES: WorkerBinaries,
+    CAPTURE_EVIDENCE: EvidenceReport,
+    CAPTURE_TIMESTAMP: TimestampResult,
     CMD_SUBMIT: SubmitCommand,
     CMD_REARCHIVE: RearchiveCommand,
     CMD_TAKEDOWN: TakedownCommand,
@@ -65,10 +74,17 @@ class StreamSpec:
 
 
 FEED = StreamSpec("FEED", (FEED_POST, FEED_GAP), RetentionPolicy.LIMITS)
-JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA), RetentionPolicy.WORK_QUEUE)
+JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA, JOB_TIMESTAMP), RetentionPolicy.WORK_QUEUE)
 RESULTS = StreamSpec(
     "RESULTS",
-    (CAPTURE_RESULT, CAPTURE_DONE, CAPTURE_RELEASED, CAPTURE_BINARIES),
+    (
+        CAPTURE_RESULT,
+        CAPTURE_DONE,
+        CAPTURE_RELEASED,
+        CAPTURE_BINARIES,
+        CAPTURE_EVIDENCE,
+        CAPTURE_TIMESTAMP,
+    ),
     RetentionPolicy.LIMITS,
 )
 COMMANDS = StreamSpec(
@@ -106,10 +122,12 @@ WRITER_RESULTS = ConsumerSpec(RESULTS, "writer-results", "capture.>", ack_wait_s
 WRITER_COMMANDS = ConsumerSpec(COMMANDS, "writer-commands", "cmd.>", ack_wait_s=30)
 ARCHIVER_JOBS = ConsumerSpec(JOBS, "archiver", JOB_CAPTURE, ack_wait_s=10)
 MEDIA_JOBS = ConsumerSpec(JOBS, "media", JOB_MEDIA, ack_wait_s=10)
+TIMESTAMP_JOBS = ConsumerSpec(JOBS, "timestamper", JOB_TIMESTAMP, ack_wait_s=60)
 CONSUMERS: tuple[ConsumerSpec, ...] = (
     WRITER_FEED,
     WRITER_RESULTS,
     WRITER_COMMANDS,
     ARCHIVER_JOBS,
     MEDIA_JOBS,
+    TIMESTAMP_JOBS,
 )

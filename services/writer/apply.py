@@ -21,6 +21,7 @@ from services.writer.commands import apply_rearchive, apply_submit
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.done import apply_capture_done, apply_host_released
+from services.writer.evidence import apply_evidence_report, apply_timestamp_result
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
 from services.writer.moderation import apply_exclude, apply_retry, apply_takedown
@@ -28,6 +29,7 @@ from services.writer.results import apply_capture_event
 from shared.messages import (
     CaptureDone,
     CaptureEvent,
+    EvidenceReport,
     ExcludeCommand,
     FeedGap,
     FeedPost,
@@ -37,6 +39,7 @@ from shared.messages import (
     RetryCommand,
     SubmitCommand,
     TakedownCommand,
+    TimestampResult,
     WorkerBinaries,
 )
 
@@ -56,6 +59,8 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     ExcludeCommand: apply_exclude,
     RetryCommand: apply_retry,
     WorkerBinaries: apply_worker_binaries,
+    EvidenceReport: apply_evidence_report,
+    TimestampResult: apply_timestamp_result,
 }
 
 # Result codes of SQLite that mean "the disk or the lock, not the message": retry later.

@@ -15,6 +15,7 @@ import sqlite3
 
 from services.writer import (
     artifacts,
+    evidence,
     feed_posts,
     linkstore,
     media,
@@ -69,3 +70,4 @@ def merge(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> N
     linkstore.absorb(conn, loser=loser, survivor=survivor, now=now)
     media.move_to_link(conn, loser, survivor, now)
     posts.move_to_link(conn, loser, survivor)
+    evidence.move_to_link(conn, loser, survivor)

@@ -50,6 +50,8 @@ class Policy:
     """A dispatched media job silent this long is dispatched again (downloads run long)."""
     takedown_key: TombstoneKey = field(default_factory=TombstoneKey)
     """What takedown tombstones are hashed with (TAKEDOWN_KEY; see tombstones.py)."""
+    timestamp_authorities: tuple[str, ...] = ()
+    """TSA_URLS: every capture's manifest is timestamped by each (services/writer/evidence.py)."""
 
 
 @dataclass(frozen=True)

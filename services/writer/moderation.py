@@ -20,7 +20,7 @@ import json
 import logging
 import sqlite3
 
-from services.writer import artifacts, linkstore, posts, tombstones, transitions
+from services.writer import artifacts, evidence, linkstore, posts, tombstones, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
@@ -126,6 +126,7 @@ def take_down(ctx: ApplyContext, link_id: int) -> int:
     remove_objects(conn, link_id, keys, ctx.now_iso)
     linkstore.take_down(conn, link_id, ctx.now_iso)
     posts.forget(conn, link_id)
+    evidence.forget(conn, link_id)
     tombstones.bury(conn, ctx.policy.takedown_key, link_id, ctx.now_iso)
     return len(keys)
 

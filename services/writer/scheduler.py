@@ -36,7 +36,9 @@ from services.writer import transitions
 from services.writer.clock import iso, parse
 from services.writer.db import transaction
 from services.writer.job_policy import Policy
+from shared.evidence.manifest import EVIDENCE_PLUGIN
 from shared.hooks.error_codes import backs_off_domain
+from shared.hooks.records import ArtifactRecord
 from shared.hooks.retry import BACKOFF
 from shared.links import registrable_domain
 from shared.links.urlparts import supported_scheme
@@ -73,9 +75,11 @@ def plan(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime
         _dispatch_due(conn, policy, limits, now)
         rows = conn.execute(
             "SELECT j.id, j.link_id, j.snapshot_id, j.kind, j.attempts, j.deadline,"
-            " j.retry_hooks, l.canonical_url FROM archive_jobs j JOIN links l ON l.id = j.link_id"
+            " j.retry_hooks, l.canonical_url, s.final_url FROM archive_jobs j"
+            " JOIN links l ON l.id = j.link_id LEFT JOIN snapshots s ON s.id = j.snapshot_id"
             " WHERE j.status = 'running' AND j.published_at IS NULL ORDER BY j.id"
         ).fetchall()
+        kept = {r["id"]: _kept(conn, r["snapshot_id"]) for r in rows if r["attempts"] > 1}
     return [
         Dispatch(
             SUBJECT_OF_KIND[r["kind"]],
@@ -88,9 +92,33 @@ def plan(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime
                 max_attempts=policy.max_attempts,
                 hooks=json.loads(r["retry_hooks"]) if r["retry_hooks"] else None,
                 deadline=parse(r["deadline"]),
+                kept=kept.get(r["id"], []),
+                final_url=r["final_url"],
             ),
         )
         for r in rows
+    ]
+
+
+def _kept(conn: sqlite3.Connection, snapshot_id: str) -> list[ArtifactRecord]:
+    """The files earlier attempts of the snapshot stored (the retry's manifest lists them)."""
+    return [
+        ArtifactRecord(
+            plugin=r["plugin"],
+            kind=r["kind"],
+            path=r["path"],
+            s3_key=r["s3_key"],
+            content_type=r["content_type"],
+            bytes=r["bytes"],
+            sha256=r["sha256"],
+            truncated=bool(r["truncated"]),
+        )
+        for r in conn.execute(
+            "SELECT plugin, kind, path, s3_key, content_type, bytes, sha256, truncated"
+            " FROM archive_artifacts WHERE snapshot_id = ? AND plugin IS NOT NULL"
+            " AND plugin != ? ORDER BY s3_key",
+            (snapshot_id, EVIDENCE_PLUGIN),
+        )
     ]
 
 

@@ -18,7 +18,7 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, scheduler, tombstones
+from services.writer import backup, evidence, scheduler, tombstones
 from services.writer.apply import BatchResult, Item, apply_batch, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, writer_lock
@@ -35,7 +35,7 @@ from shared import bus
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.messages import Message
-from shared.subjects import CAPTURE_DONE, CAPTURE_RELEASED, MODELS
+from shared.subjects import CAPTURE_DONE, CAPTURE_RELEASED, JOB_TIMESTAMP, MODELS
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +265,23 @@ class Writer:
             published.append(d.job)
             DISPATCHED.labels(d.subject).inc()
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
-        return len(published)
+        return len(published) + await self.ask_timestamps(ctx)
+
+    async def ask_timestamps(self, ctx: WriterContext) -> int:
+        """Publish the timestamp jobs due (each recorded first with its next try: a lost one
+        is asked again after its backoff)."""
+        if not self.policy.timestamp_authorities:
+            return 0
+        jobs = await self.db(evidence.plan_timestamps, self.conn, utcnow())
+        for n, job in enumerate(jobs):
+            try:
+                await bus.publish(ctx.js, JOB_TIMESTAMP, job)
+            except BusError as exc:
+                log.warning("timestamp job of %s not sent (asked again later): %s",
+                            job.snapshot_id, exc)  # fmt: skip
+                return n
+            DISPATCHED.labels(JOB_TIMESTAMP).inc()
+        return len(jobs)
 
 
 def _validate(msg: Msg) -> Message | None:

@@ -10,10 +10,11 @@ from pydantic import Field, SecretStr
 from services.writer.job_policy import Policy
 from services.writer.tombstones import TombstoneKey
 from shared.domain_policy_settings import DomainPolicySettings
+from shared.evidence.settings import EvidenceSettings
 from shared.hooks.retry import MAX_ATTEMPTS
 
 
-class WriterSettings(DomainPolicySettings):
+class WriterSettings(DomainPolicySettings, EvidenceSettings):
     """Settings of the writer."""
 
     cache_window_seconds: int = Field(
@@ -105,4 +106,5 @@ class WriterSettings(DomainPolicySettings):
             takedown_key=TombstoneKey(
                 self.takedown_key.get_secret_value().encode() if self.takedown_key else b""
             ),
+            timestamp_authorities=tuple(self.tsa_urls),
         )

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 
 from shared.capture.settings import WorkerSettings
+from shared.capture.timestamper import TimestampConfig, run_timestamper
 from shared.capture.worker import SnapshotSession, WorkerConfig, run_worker
 from shared.health import s3_check
 from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
 from shared.s3 import ObjectStore
 from shared.settings import public_env
-from shared.subjects import ARCHIVER_JOBS, MEDIA_JOBS
+from shared.subjects import ARCHIVER_JOBS, MEDIA_JOBS, TIMESTAMP_JOBS
 
 
 def worker_body(
@@ -44,6 +46,21 @@ def worker_body(
             snapshot_session=snapshot_session,
         )
         async with ObjectStore(s) as store:
-            await run_worker(cfg, ctx.js, store, ctx.stop)
+            if media:
+                await run_worker(cfg, ctx.js, store, ctx.stop)
+                return
+            stamps = TimestampConfig(
+                consumer=TIMESTAMP_JOBS,
+                s3_prefix=s.s3_prefix,
+                scratch_dir=cfg.scratch_dir,
+                worker_id=cfg.worker_id,
+                ca_file=s.tsa_ca_file,
+                timeout_s=s.tsa_timeout_seconds,
+                nak_delay_s=s.job_retry_delay_seconds,
+            )
+            await asyncio.gather(
+                run_worker(cfg, ctx.js, store, ctx.stop),
+                run_timestamper(stamps, ctx.js, store, ctx.stop),
+            )
 
     return body

@@ -6,12 +6,13 @@ from pathlib import Path
 
 from pydantic import Field
 
+from shared.evidence.settings import EvidenceSettings
 from shared.settings import CommonSettings, CsvList, split_csv
 
 REPO_PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 
 
-class WorkerSettings(CommonSettings):
+class WorkerSettings(CommonSettings, EvidenceSettings):
     """Settings of one archiver or media worker process."""
 
     plugins_dir: Path = Field(REPO_PLUGINS, description="Folder holding the plugin folders.")

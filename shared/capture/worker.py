@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from shared import bus, processes
 from shared.capture import metrics
 from shared.capture.artifacts import artifact_key, content_type, meta_key, snapshot_prefix
+from shared.capture.evidence import EvidenceBuilder, capture_settings, software_of
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, JOB_SECONDS, JOBS_DONE, S3_ERRORS
 from shared.capture.slots import SlotPolicy, Slots, host_of
 from shared.errors import BusError, StorageError
@@ -46,6 +47,7 @@ from shared.hooks.records import (
     FileRecord,
     HookRecord,
     ProgressRecord,
+    SnapshotRecord,
 )
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob, HostReleased, WorkerBinaries
@@ -53,6 +55,7 @@ from shared.s3 import ObjectStore
 from shared.subjects import (
     CAPTURE_BINARIES,
     CAPTURE_DONE,
+    CAPTURE_EVIDENCE,
     CAPTURE_RELEASED,
     CAPTURE_RESULT,
     ConsumerSpec,
@@ -114,9 +117,15 @@ class JobRun:
         self.host_hooks: set[str] = set()
         """The job's hooks that talk to the link's host (`x-contacts-host`) still running."""
         self.released = False
+        self.hooks: list[HookSpec] = []
+        self.local: dict[str, Path] = {}
+        """This run's uploaded files by key (the evidence packages its WARCs from them)."""
+        self.final_url: str | None = None
+        self.title: str | None = None
 
     def talks_to_host(self, hooks: Sequence[HookSpec]) -> None:
         """Remember which of the job's hooks contact the link's host."""
+        self.hooks = list(hooks)
         self.host_hooks = {h.key for h in hooks if load_plugin_config(h.path.parent).contacts_host}
 
     async def release_host(self) -> None:
@@ -160,6 +169,9 @@ class JobRun:
         if isinstance(record, FileRecord):
             self.files[(hook.plugin, record.path)] = record
             return
+        if isinstance(record, SnapshotRecord):
+            self.final_url = record.final_url or self.final_url
+            self.title = record.title or self.title
         await self.publish(record)
 
     def progress(self, plugin: str, record: ProgressRecord) -> None:
@@ -217,6 +229,7 @@ class JobRun:
             kind = (facts and facts.kind) or config.artifact_kind(rel)
             ARTIFACT_BYTES.labels(self.cfg.service, kind).inc(size)
             self.uploaded.add(path)
+            self.local[key] = path
             artifact = ArtifactRecord(
                 plugin=plugin,
                 kind=kind,
@@ -229,6 +242,27 @@ class JobRun:
             )
             self.artifacts.append(artifact)
             await self.publish(artifact)
+
+    async def store_evidence(self, results: dict[str, ArchiveResultRecord], out_dir: Path) -> None:
+        """After the last hook: the capture's manifest and WACZ, stored and reported (the
+        writer asks for their timestamps); raises StorageError/BusError like any upload."""
+        cfg, job = self.cfg, self.job
+        builder = EvidenceBuilder(self.store, cfg.s3_prefix, job, out_dir, self.local)
+        stored, report = await builder.build(
+            self.artifacts,
+            results,
+            software_of(cfg.service, cfg.worker_id, cfg.binaries),
+            capture_settings(cfg.hook_env, self.hooks),
+            self.final_url,
+            self.title,
+            self.report_ids(),
+        )
+        for artifact in stored:
+            self.artifacts.append(artifact)
+            ARTIFACT_BYTES.labels(cfg.service, artifact.kind).inc(artifact.bytes)
+            await self.publish(artifact)
+        if report is not None:
+            await bus.publish(self.js, CAPTURE_EVIDENCE, report)
 
     async def upload_meta(self, results: dict[str, ArchiveResultRecord]) -> None:
         """Write the snapshot's meta.json next to its artifacts."""
@@ -294,7 +328,7 @@ async def process(
         if (run > 1 or job.attempt > 1) and await store.abort_incomplete_uploads(prefix):
             log.info("%s: aborted incomplete uploads of an earlier run", job.snapshot_id)
         results, retry = await run_hooks(cfg, jr, out_dir)
-        await report_done(jr, msg, results, retry)
+        await report_done(jr, msg, results, retry, out_dir)
     except (StorageError, BusError) as exc:
         await retry_later(cfg, job, msg, exc)
     except asyncio.CancelledError:
@@ -354,13 +388,18 @@ async def run_hooks(
 
 
 async def report_done(
-    jr: JobRun, msg: Msg, results: dict[str, ArchiveResultRecord], retry: list[str]
+    jr: JobRun,
+    msg: Msg,
+    results: dict[str, ArchiveResultRecord],
+    retry: list[str],
+    out_dir: Path,
 ) -> None:
-    """Upload meta.json, publish the attempt's CaptureDone, then ack the job (raises
-    StorageError/BusError when any of it failed, uploads during the hooks included)."""
+    """Store the evidence and meta.json, publish the attempt's CaptureDone, then ack the job
+    (raises StorageError/BusError when any of it failed, uploads during the hooks included)."""
     cfg, job = jr.cfg, jr.job
     if jr.storage_error is not None:
         raise jr.storage_error
+    await jr.store_evidence(results, out_dir)
     await jr.upload_meta(results)
     done = CaptureDone(
         **jr.report_ids(),

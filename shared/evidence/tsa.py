@@ -10,6 +10,7 @@ check it without asking the authority again. Roots trusted: the system's bundle 
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import warnings
 from dataclasses import dataclass
@@ -83,12 +84,15 @@ async def ask(client: httpx.AsyncClient, authority: str, message: bytes, timeout
     """POST a request over `message` to the authority; its answer's bytes (TimestampError
     when it is down, slow, or answers anything but a timestamp reply)."""
     try:
-        resp = await client.post(
-            authority,
-            content=request_bytes(message),
-            headers={"Content-Type": QUERY_TYPE, "Accept": REPLY_TYPE},
-            timeout=timeout,
-        )
+        async with asyncio.timeout(timeout):  # httpx's timeouts are per read; this is the total
+            resp = await client.post(
+                authority,
+                content=request_bytes(message),
+                headers={"Content-Type": QUERY_TYPE, "Accept": REPLY_TYPE},
+                timeout=timeout,
+            )
+    except TimeoutError as exc:
+        raise TimestampError(f"no answer within {timeout:g} s") from exc
     except httpx.HTTPError as exc:
         raise TimestampError(f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")) from exc
     if resp.status_code != 200:

@@ -1,0 +1,187 @@
+"""Evidence: each capture's manifest, WACZ and verdict (`evidence`) and the timestamp
+tokens asked of every authority for its manifest (`evidence_timestamps`); the one module
+writing both.
+
+A manifest the writer learns of (EvidenceReport) gets one pending row per authority of
+`TSA_URLS`; the scheduler asks for them in timestamp jobs (`job.timestamp`, `plan_timestamps`)
+and asks again, with a growing delay, until each is granted. A job is recorded before it is
+published and its next try is set then, so a lost job, a dead worker or an authority that
+hangs only delays the token. A new manifest of the same snapshot (a retried attempt)
+replaces the old one and its tokens start over; a result about an older manifest is ignored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from services.writer import artifacts
+from services.writer.clock import iso
+from services.writer.context import ApplyContext
+from services.writer.db import transaction
+from shared.messages import EvidenceReport, TimestampJob, TimestampResult
+
+TIMESTAMP_BACKOFF = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=6),
+)
+"""Delay before asking an authority again after round n (the last repeats)."""
+TIMESTAMP_BATCH = 50
+"""Manifests' tokens asked for in one scheduler run at most."""
+
+
+def apply_evidence_report(ctx: ApplyContext, report: EvidenceReport) -> None:
+    """A capture's manifest (and WACZ) are stored: remember them with their verdict; a new
+    manifest's tokens are pending with every authority."""
+    conn = ctx.conn
+    old = conn.execute(
+        "SELECT attempt, fingerprint FROM evidence WHERE snapshot_id = ?", (report.snapshot_id,)
+    ).fetchone()
+    if old is not None and old["attempt"] > report.attempt:
+        return  # a late report of an earlier attempt
+    conn.execute(
+        "INSERT INTO evidence (snapshot_id, link_id, attempt, manifest_key, fingerprint,"
+        " wacz_key, verdict, verdict_detail, checked_at, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (snapshot_id) DO UPDATE SET"
+        " attempt = excluded.attempt, manifest_key = excluded.manifest_key,"
+        " fingerprint = excluded.fingerprint, wacz_key = excluded.wacz_key,"
+        " verdict = excluded.verdict, verdict_detail = excluded.verdict_detail,"
+        " checked_at = excluded.checked_at, updated_at = excluded.updated_at",
+        (
+            report.snapshot_id, _link_of(conn, report.snapshot_id, report.link_id),
+            report.attempt, report.manifest_key, report.fingerprint, report.wacz_key,
+            report.verdict, report.detail, iso(report.checked_at), ctx.now_iso, ctx.now_iso,
+        ),
+    )  # fmt: skip
+    if old is not None and old["fingerprint"] == report.fingerprint:
+        return
+    conn.execute("DELETE FROM evidence_timestamps WHERE snapshot_id = ?", (report.snapshot_id,))
+    conn.executemany(
+        "INSERT INTO evidence_timestamps (snapshot_id, authority, fingerprint, status,"
+        " next_try_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?)",
+        [
+            (report.snapshot_id, a, report.fingerprint, ctx.now_iso, ctx.now_iso)
+            for a in dict.fromkeys(ctx.policy.timestamp_authorities)
+        ],
+    )
+
+
+def _link_of(conn: sqlite3.Connection, snapshot_id: str, reported: int) -> int:
+    """The snapshot's link now (a dedup merge may have moved it since the job left)."""
+    row = conn.execute("SELECT link_id FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+    return int(row[0]) if row is not None else reported
+
+
+def apply_timestamp_result(ctx: ApplyContext, result: TimestampResult) -> None:
+    """What a timestamp job got: granted tokens (and their files), errors of the others, the
+    WACZ carrying the tokens, the new verdict. A result about another manifest is ignored."""
+    conn = ctx.conn
+    row = conn.execute(
+        "SELECT link_id, fingerprint FROM evidence WHERE snapshot_id = ?", (result.snapshot_id,)
+    ).fetchone()
+    if row is None or row["fingerprint"] != result.fingerprint:
+        return
+    link_id = int(row["link_id"])
+    for o in result.outcomes:
+        for rec in (o.token, o.chain):
+            if rec is not None:
+                artifacts.record(conn, link_id, result.snapshot_id, rec, ctx.now_iso)
+        if o.granted and o.token is not None:
+            conn.execute(
+                "UPDATE evidence_timestamps SET status = 'granted', granted_time = ?,"
+                " token_key = ?, chain_key = ?, next_try_at = NULL, last_error = NULL,"
+                " updated_at = ? WHERE snapshot_id = ? AND authority = ? AND fingerprint = ?",
+                (
+                    iso(o.time) if o.time else None, o.token.s3_key,
+                    o.chain.s3_key if o.chain else None, ctx.now_iso, result.snapshot_id,
+                    o.authority, result.fingerprint,
+                ),
+            )  # fmt: skip
+        else:
+            conn.execute(
+                "UPDATE evidence_timestamps SET last_error = ?, updated_at = ?"
+                " WHERE snapshot_id = ? AND authority = ? AND status = 'pending'",
+                ((o.error or "no token")[:500], ctx.now_iso, result.snapshot_id, o.authority),
+            )
+    if result.wacz is not None:
+        artifacts.record(conn, link_id, result.snapshot_id, result.wacz, ctx.now_iso)
+    conn.execute(
+        "UPDATE evidence SET verdict = ?, verdict_detail = ?, checked_at = ?, updated_at = ?"
+        " WHERE snapshot_id = ?",
+        (result.verdict, result.detail, iso(result.checked_at), ctx.now_iso, result.snapshot_id),
+    )
+
+
+def backoff(rounds: int) -> timedelta:
+    """Delay before the next request after `rounds` requests."""
+    return TIMESTAMP_BACKOFF[min(max(rounds, 1), len(TIMESTAMP_BACKOFF)) - 1]
+
+
+def plan_timestamps(
+    conn: sqlite3.Connection, now: datetime, limit: int = TIMESTAMP_BATCH
+) -> list[TimestampJob]:
+    """Record this run's timestamp jobs (each pending authority's next try moves on by its
+    backoff) and return them, to publish."""
+    with transaction(conn):
+        due = conn.execute(
+            "SELECT t.snapshot_id, t.authority, t.rounds, e.link_id, e.manifest_key,"
+            " e.fingerprint, e.wacz_key FROM evidence_timestamps t"
+            " JOIN evidence e ON e.snapshot_id = t.snapshot_id AND e.fingerprint = t.fingerprint"
+            " WHERE t.status = 'pending' AND t.next_try_at <= ? ORDER BY t.next_try_at",
+            (iso(now),),
+        ).fetchall()
+        by_snapshot: dict[str, list[sqlite3.Row]] = defaultdict(list)
+        for r in due:
+            if r["snapshot_id"] in by_snapshot or len(by_snapshot) < limit:
+                by_snapshot[r["snapshot_id"]].append(r)
+        jobs = []
+        for snapshot_id, rows in by_snapshot.items():
+            rounds = max(int(r["rounds"]) for r in rows) + 1
+            for r in rows:
+                conn.execute(
+                    "UPDATE evidence_timestamps SET rounds = rounds + 1, next_try_at = ?,"
+                    " updated_at = ? WHERE snapshot_id = ? AND authority = ?",
+                    (iso(now + backoff(int(r["rounds"]) + 1)), iso(now), snapshot_id,
+                     r["authority"]),
+                )  # fmt: skip
+            granted = {
+                str(a): str(k)
+                for a, k in conn.execute(
+                    "SELECT authority, token_key FROM evidence_timestamps WHERE snapshot_id = ?"
+                    " AND status = 'granted' AND token_key IS NOT NULL ORDER BY authority",
+                    (snapshot_id,),
+                )
+            }
+            first = rows[0]
+            jobs.append(
+                TimestampJob(
+                    link_id=first["link_id"],
+                    snapshot_id=snapshot_id,
+                    manifest_key=first["manifest_key"],
+                    fingerprint=first["fingerprint"],
+                    wacz_key=first["wacz_key"],
+                    authorities=[r["authority"] for r in rows],
+                    granted=granted,
+                    round=rounds,
+                )
+            )
+    return jobs
+
+
+def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
+    """Dedup merged `loser` into `survivor`: its captures' evidence follows."""
+    conn.execute("UPDATE evidence SET link_id = ? WHERE link_id = ?", (survivor, loser))
+
+
+def forget(conn: sqlite3.Connection, link_id: int) -> None:
+    """A takedown: the link's evidence rows go with its files."""
+    conn.execute(
+        "DELETE FROM evidence_timestamps WHERE snapshot_id IN"
+        " (SELECT snapshot_id FROM evidence WHERE link_id = ?)",
+        (link_id,),
+    )
+    conn.execute("DELETE FROM evidence WHERE link_id = ?", (link_id,))
