@@ -18,6 +18,7 @@ def artifact(a: dict[str, Any]) -> dict[str, Any]:
         "bytes": a["bytes"],
         "content_type": a["content_type"],
         "plugin": a.get("plugin"),
+        "path": a.get("path"),
         "snapshot_id": a.get("snapshot_id"),
         "created_at": a.get("created_at"),
     }
@@ -118,6 +119,41 @@ def link_detail(link: dict[str, Any]) -> dict[str, Any]:
         "video": bool(link.get("video")),
         "videos": [video(v) for v in link.get("videos", ())],
         "post": post_view(link.get("post"), link["artifacts"]),
+        "fingerprint": (link.get("evidence") or {}).get("fingerprint"),
+        "evidence": evidence(link.get("evidence")),
+    }
+
+
+def _maybe(a: dict[str, Any] | None) -> str | None:
+    return f"/artifacts/{a['id']}" if a else None
+
+
+def evidence(e: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The newest capture's evidence: fingerprint, files, verdict, timestamps."""
+    if e is None:
+        return None
+    return {
+        "snapshot_id": e["snapshot_id"],
+        "fingerprint": e["fingerprint"],
+        "manifest_url": _maybe(e["manifest"]),
+        "wacz_url": _maybe(e["wacz"]),
+        "verification": {
+            "verdict": e["verdict"],
+            "detail": e["verdict_detail"],
+            "checked_at": e["checked_at"],
+        },
+        "timestamps": [
+            {
+                "authority": t["authority"],
+                "status": t["status"],
+                "time": t["granted_time"],
+                "token_url": _maybe(t["token"]),
+                "chain_url": _maybe(t["chain"]),
+                "last_error": t["last_error"],
+                "next_try_at": t["next_try_at"],
+            }
+            for t in e["timestamps"]
+        ],
     }
 
 

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from services.supervisor.cli import browse, capture, data, moderation
+from services.supervisor.cli import browse, capture, data, moderation, verify
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.names import SERVICES
 from shared.logs import setup_logging
@@ -56,6 +56,7 @@ capture.register(app)
 browse.register(app)
 moderation.register(app)
 data.register(app)
+verify.register(app)
 
 
 _COMMANDS = frozenset(c.name or "" for c in app.registered_commands) | {

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Select, case, exists, func, literal_column, or_, select
 
+from services.web.queries import evidence
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import (
     archive_artifacts,
@@ -241,6 +242,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     link["snapshots"] = snapshot_history(conn, link_id, link["artifacts"])
     link["videos"] = videos(conn, link_id)
     link["post"] = _POST.first(conn, link_id=link_id)
+    link["evidence"] = evidence.of_link(conn, link_id, link["artifacts"])
     link["video"] = any(v["status"] == "downloaded" for v in link["videos"]) or any(
         a["kind"] in VIDEO_KINDS for a in link["artifacts"]
     )

@@ -224,3 +224,35 @@ link_media = Table(
     Column("media_id", Integer, primary_key=True),
     Column("created_at", Text),
 )
+
+evidence = Table(
+    "evidence",
+    metadata,
+    Column("snapshot_id", Text, primary_key=True),
+    Column("link_id", Integer),
+    Column("attempt", Integer),
+    Column("manifest_key", Text),
+    Column("fingerprint", Text),
+    Column("wacz_key", Text),
+    Column("verdict", Text),
+    Column("verdict_detail", Text),
+    Column("checked_at", Text),
+    Column("created_at", Text),
+    Column("updated_at", Text),
+)
+
+evidence_timestamps = Table(
+    "evidence_timestamps",
+    metadata,
+    Column("snapshot_id", Text, primary_key=True),
+    Column("authority", Text, primary_key=True),
+    Column("fingerprint", Text),
+    Column("status", Text),
+    Column("rounds", Integer),
+    Column("next_try_at", Text),
+    Column("last_error", Text),
+    Column("granted_time", Text),
+    Column("token_key", Text),
+    Column("chain_key", Text),
+    Column("updated_at", Text),
+)

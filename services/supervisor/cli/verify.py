@@ -1,0 +1,180 @@
+"""`dla verify LINK_ID | FILE.wacz | manifest.json`: check a capture's evidence.
+
+Every hash is recomputed: a link's files are downloaded through the web's public
+`/artifacts/` links (presigned S3), a WACZ is checked on its own (its datapackage digests,
+the manifest it carries, the WARCs that manifest lists, the timestamp tokens in its
+datapackage-digest.json), a manifest against the files beside it (`<plugin>/<path>`, as the
+bucket lays them out; those missing are downloaded when the archive's web answers) and its
+tokens (`timestamps/*.tsr` beside it, or the archive's). Tokens are checked against the
+system's roots plus TSA_CA_FILE. One line per check, exit 1 on any mismatch.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+
+from services.supervisor.cli.errors import CliError, Exit
+from services.supervisor.cli.output import print_json, table
+from services.supervisor.cli.stack_client import StackClient, stack_client
+from shared.evidence import tsa
+from shared.evidence.manifest import Manifest, fingerprint
+from shared.evidence.settings import EvidenceSettings
+from shared.evidence.verify import (
+    Verdict,
+    check_artifact,
+    check_manifest,
+    check_token,
+    check_wacz,
+    file_chunks,
+)
+
+CHUNK = 1 << 20
+
+
+def download(client: StackClient, url: str) -> Iterator[bytes]:
+    """An artifact's bytes through the web (following its redirect to S3)."""
+    with (
+        httpx.Client(
+            base_url=client.web_url,
+            follow_redirects=True,
+            timeout=client.settings.cli_timeout_seconds,
+        ) as http,
+        http.stream("GET", url) as resp,
+    ):
+        if resp.status_code != 200:
+            raise CliError(f"GET {url} answered {resp.status_code}", Exit.FAILED)
+        yield from resp.iter_bytes(CHUNK)
+
+
+def fetch(client: StackClient, url: str) -> bytes:
+    return b"".join(download(client, url))
+
+
+def artifact_urls(link: dict[str, Any], snapshot_id: str) -> dict[tuple[str, str], str]:
+    """(plugin, path) -> the artifact's URL, for one snapshot of a link's JSON."""
+    return {
+        (a.get("plugin") or "", a.get("path") or ""): a["url"]
+        for a in link.get("artifacts", [])
+        if a.get("snapshot_id") == snapshot_id
+    }
+
+
+def verify_link(verdict: Verdict, link_id: int, roots: list[Any]) -> None:
+    """Everything of the link's newest capture, from the public API and S3."""
+    with stack_client() as client:
+        link = client.get_json(f"/links/{link_id}.json")
+        ev = link.get("evidence")
+        if not ev or not ev.get("manifest_url"):
+            raise CliError(f"link {link_id} has no manifest yet", Exit.NOT_FOUND)
+        data = fetch(client, ev["manifest_url"])
+        manifest = check_manifest(verdict, data, ev["fingerprint"])
+        if manifest is None:
+            return
+        urls = artifact_urls(link, manifest.snapshot_id)
+        for entry in manifest.artifacts:
+            url = urls.get((entry.plugin, entry.path))
+            check_artifact(verdict, entry, download(client, url) if url else None)
+        if ev.get("wacz_url"):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "capture.wacz"
+                with path.open("wb") as f:
+                    for chunk in download(client, ev["wacz_url"]):
+                        f.write(chunk)
+                check_wacz(verdict, path, roots, "capture.wacz")
+        for t in ev.get("timestamps", []):
+            if t.get("status") == "granted" and t.get("token_url"):
+                check_token(verdict, t["authority"], fetch(client, t["token_url"]), data, roots)
+            else:
+                verdict.add(f"timestamp {t.get('authority')}", True, "pending (not granted yet)")
+
+
+def verify_manifest_file(verdict: Verdict, path: Path, roots: list[Any]) -> None:
+    """A manifest and the files beside it (downloaded from the archive where missing)."""
+    data = path.read_bytes()
+    manifest = check_manifest(verdict, data)
+    if manifest is None:
+        return
+    beside = path.parent
+    missing = []
+    for entry in manifest.artifacts:
+        local = next(
+            (p for p in (beside / entry.plugin / entry.path, beside / Path(entry.path).name)
+             if p.is_file()), None,
+        )  # fmt: skip
+        if local is None:
+            missing.append(entry)
+        else:
+            check_artifact(verdict, entry, file_chunks(local))
+    tokens = sorted((beside / "timestamps").glob("*.tsr")) + sorted(beside.glob("*.tsr"))
+    for token in tokens:
+        check_token(verdict, token.stem, token.read_bytes(), data, roots, f"timestamp {token.name}")
+    if missing or not tokens:
+        from_archive(verdict, manifest, data, missing, roots, want_tokens=not tokens)
+
+
+def from_archive(
+    verdict: Verdict,
+    manifest: Manifest,
+    data: bytes,
+    missing: list[Any],
+    roots: list[Any],
+    *,
+    want_tokens: bool,
+) -> None:
+    """The files a manifest lists that are not beside it, and its tokens, from the archive."""
+    try:
+        with stack_client() as client:
+            link = client.get_json(f"/links/{manifest.link_id}.json")
+            urls = artifact_urls(link, manifest.snapshot_id)
+            for entry in missing:
+                url = urls.get((entry.plugin, entry.path))
+                check_artifact(verdict, entry, download(client, url) if url else None)
+            ev = link.get("evidence") or {}
+            if want_tokens and ev.get("fingerprint") == fingerprint(data):
+                for t in ev.get("timestamps", []):
+                    if t.get("status") == "granted" and t.get("token_url"):
+                        token = fetch(client, t["token_url"])
+                        check_token(verdict, t["authority"], token, data, roots)
+    except CliError as exc:
+        for entry in missing:
+            verdict.add(entry.key, False, f"not beside the manifest, and the archive: {exc}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `dla verify`."""
+
+    @app.command()
+    def verify(
+        target: Annotated[str, typer.Argument(help="A link id, a .wacz file or a manifest.json.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Recompute every hash of a capture and check its manifest, WACZ and timestamps."""
+        settings = EvidenceSettings()
+        roots = tsa.trusted_roots(settings.tsa_ca_file)
+        verdict = Verdict()
+        path = Path(target)
+        if target.isdigit() and not path.exists():
+            verify_link(verdict, int(target), roots)
+        elif not path.is_file():
+            raise CliError(f"no such file: {target}", Exit.NOT_FOUND)
+        elif target.endswith(".wacz"):
+            check_wacz(verdict, path, roots)
+        else:
+            verify_manifest_file(verdict, path, roots)
+        if as_json:
+            print_json({"ok": verdict.ok, "findings": [f.__dict__ for f in verdict.findings]})
+        else:
+            table(
+                f"verify {target}",
+                ["file", "verdict", "detail"],
+                [(f.what, "ok" if f.ok else "MISMATCH", f.detail) for f in verdict.findings],
+            )
+            print("verified" if verdict.ok else f"MISMATCH: {verdict.summary()}")
+        if not verdict.ok:
+            raise typer.Exit(int(Exit.FAILED))
