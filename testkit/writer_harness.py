@@ -27,8 +27,10 @@ from shared.messages import (
 from shared.subjects import (
     CAPTURE_BINARIES,
     CAPTURE_DONE,
+    CAPTURE_EVIDENCE,
     CAPTURE_RELEASED,
     CAPTURE_RESULT,
+    CAPTURE_TIMESTAMP,
     CMD_EXCLUDE,
     CMD_REARCHIVE,
     CMD_RETRY,
@@ -56,6 +58,8 @@ SUBJECT = {
     "TakedownCommand": CMD_TAKEDOWN,
     "ExcludeCommand": CMD_EXCLUDE,
     "RetryCommand": CMD_RETRY,
+    "EvidenceReport": CAPTURE_EVIDENCE,
+    "TimestampResult": CAPTURE_TIMESTAMP,
 }
 
 
@@ -134,6 +138,10 @@ def done(
     )
 
 
+TSA = "http://127.0.0.9/tsr"
+"""The harness's timestamp authority (TSA_URLS): a manifest's token is pending with it."""
+
+
 def report_ids(
     job: sqlite3.Row | dict[str, Any] | CaptureJob, attempt: int | None, run: int
 ) -> dict[str, Any]:
@@ -158,7 +166,11 @@ class Harness:
     """A database plus a clock; apply() runs messages through the real batch path."""
 
     conn: sqlite3.Connection
-    policy: Policy = field(default_factory=lambda: Policy(media_jobs=False, domains=TEST_DOMAINS))
+    policy: Policy = field(
+        default_factory=lambda: Policy(
+            media_jobs=False, domains=TEST_DOMAINS, timestamp_authorities=(TSA,)
+        )
+    )
     """Media jobs are off by default (the capture tests count jobs); the media tests turn
     them on (tests/writer/test_media_jobs.py)."""
     now: datetime = T0

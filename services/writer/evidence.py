@@ -22,14 +22,9 @@ from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from shared.messages import EvidenceReport, TimestampJob, TimestampResult
 
-TIMESTAMP_BACKOFF = (
-    timedelta(minutes=1),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=6),
-)
-"""Delay before asking an authority again after round n (the last repeats)."""
+TIMESTAMP_BACKOFF = (1, 2, 5, 15, 60, 360)
+"""Delay before asking an authority again after round n, in TSA_RETRY_SECONDS (the last
+repeats: 1 min, 2, 5, 15 min, 1 h, then every 6 h by default)."""
 TIMESTAMP_BATCH = 50
 """Manifests' tokens asked for in one scheduler run at most."""
 
@@ -116,13 +111,16 @@ def apply_timestamp_result(ctx: ApplyContext, result: TimestampResult) -> None:
     )
 
 
-def backoff(rounds: int) -> timedelta:
+def backoff(rounds: int, base: timedelta) -> timedelta:
     """Delay before the next request after `rounds` requests."""
-    return TIMESTAMP_BACKOFF[min(max(rounds, 1), len(TIMESTAMP_BACKOFF)) - 1]
+    return base * TIMESTAMP_BACKOFF[min(max(rounds, 1), len(TIMESTAMP_BACKOFF)) - 1]
 
 
 def plan_timestamps(
-    conn: sqlite3.Connection, now: datetime, limit: int = TIMESTAMP_BATCH
+    conn: sqlite3.Connection,
+    now: datetime,
+    base: timedelta = timedelta(minutes=1),
+    limit: int = TIMESTAMP_BATCH,
 ) -> list[TimestampJob]:
     """Record this run's timestamp jobs (each pending authority's next try moves on by its
     backoff) and return them, to publish."""
@@ -145,7 +143,7 @@ def plan_timestamps(
                 conn.execute(
                     "UPDATE evidence_timestamps SET rounds = rounds + 1, next_try_at = ?,"
                     " updated_at = ? WHERE snapshot_id = ? AND authority = ?",
-                    (iso(now + backoff(int(r["rounds"]) + 1)), iso(now), snapshot_id,
+                    (iso(now + backoff(int(r["rounds"]) + 1, base)), iso(now), snapshot_id,
                      r["authority"]),
                 )  # fmt: skip
             granted = {

@@ -52,6 +52,8 @@ class Policy:
     """What takedown tombstones are hashed with (TAKEDOWN_KEY; see tombstones.py)."""
     timestamp_authorities: tuple[str, ...] = ()
     """TSA_URLS: every capture's manifest is timestamped by each (services/writer/evidence.py)."""
+    timestamp_retry: timedelta = timedelta(minutes=1)
+    """TSA_RETRY_SECONDS: the first delay before a timestamp is asked for again."""
 
 
 @dataclass(frozen=True)

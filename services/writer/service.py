@@ -272,7 +272,9 @@ class Writer:
         is asked again after its backoff)."""
         if not self.policy.timestamp_authorities:
             return 0
-        jobs = await self.db(evidence.plan_timestamps, self.conn, utcnow())
+        jobs = await self.db(
+            evidence.plan_timestamps, self.conn, utcnow(), self.policy.timestamp_retry
+        )
         for n, job in enumerate(jobs):
             try:
                 await bus.publish(ctx.js, JOB_TIMESTAMP, job)

@@ -107,4 +107,5 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings):
                 self.takedown_key.get_secret_value().encode() if self.takedown_key else b""
             ),
             timestamp_authorities=tuple(self.tsa_urls),
+            timestamp_retry=timedelta(seconds=self.tsa_retry_seconds),
         )

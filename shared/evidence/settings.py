@@ -34,6 +34,13 @@ class EvidenceSettings(BaseSettings):
         20, gt=0, description="Seconds one timestamp request may take."
     )
 
+    tsa_retry_seconds: float = Field(
+        60,
+        gt=0,
+        description="Delay before a timestamp that was not granted is asked for again; it grows"
+        " 1, 2, 5, 15, 60 times this, then every 360 times this (6 h by default).",
+    )
+
     @field_validator("tsa_urls", mode="before")
     @classmethod
     def _split(cls, value: str | list[str]) -> list[str]:

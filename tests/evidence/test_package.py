@@ -118,7 +118,8 @@ def test_one_changed_byte_is_caught(tmp_path: Path, capture) -> None:
     assert not verdict.ok
     bad = {f.what for f in verdict.findings if not f.ok}
     assert "capture.wacz:archive/fetch.warc.gz" in bad
-    assert "capture.wacz:archives/1/snap/fetch/fetch.warc.gz" in bad  # the manifest's hash matches no WARC
+    # the manifest's hash matches no WARC in the WACZ any more
+    assert "capture.wacz:archives/1/snap/fetch/fetch.warc.gz" in bad
     changed = bytearray(warcs[0][1].read_bytes())
     changed[40] ^= 0x01
     single = Verdict()

@@ -17,6 +17,7 @@ from shared.hooks.records import (
     TextRecord,
 )
 from shared.messages import (
+    EvidenceReport,
     ExcludeCommand,
     FeedGap,
     Message,
@@ -24,9 +25,11 @@ from shared.messages import (
     RetryCommand,
     SubmitCommand,
     TakedownCommand,
+    TimestampOutcome,
+    TimestampResult,
 )
 from shared.platforms.post import Post
-from testkit.writer_harness import T0, done, event, occ, post
+from testkit.writer_harness import T0, TSA, done, event, occ, post, report_ids
 
 JobLookup = Callable[[int], dict]
 
@@ -120,6 +123,49 @@ def capture_messages(job: dict) -> list[Message]:
             ),
         ),
         done(job, records=12),
+    ]
+
+
+def evidence_messages(job: dict) -> list[Message]:
+    """The capture's manifest is stored, then an authority grants its timestamp."""
+    prefix = f"archives/{job['link_id']}/{job['snapshot_id']}/evidence"
+    fp = "a" * 64
+
+    def stored(path: str, kind: str) -> ArtifactRecord:
+        key = f"{prefix}/{path}"
+        return ArtifactRecord(plugin="evidence", kind=kind, path=path, s3_key=key,
+                              content_type="text/plain", bytes=3, sha256="b" * 64)  # fmt: skip
+
+    return [
+        EvidenceReport(
+            **report_ids(job, None, 1),
+            manifest_key=f"{prefix}/manifest.json",
+            fingerprint=fp,
+            wacz_key=f"{prefix}/capture.wacz",
+            verdict="verified",
+            detail="3 checks passed",
+            checked_at=T0,
+        ),
+        TimestampResult(
+            link_id=job["link_id"],
+            snapshot_id=job["snapshot_id"],
+            fingerprint=fp,
+            round=1,
+            worker="host-a:1",
+            checked_at=T0,
+            verdict="verified",
+            detail="1 granted",
+            outcomes=[
+                TimestampOutcome(
+                    authority=TSA,
+                    granted=True,
+                    time=T0,
+                    token=stored("timestamps/t.tsr", "timestamp"),
+                    chain=stored("timestamps/t.pem", "timestamp"),
+                )
+            ],
+            wacz=stored("capture.wacz", "wacz"),
+        ),
     ]
 
 

@@ -9,7 +9,12 @@ import pytest
 from services.writer import apply as apply_mod
 from services.writer.apply import is_transient
 from testkit.writer_harness import Harness, dump, occ, post
-from tests.writer.scenario import admin_messages, capture_messages, feed_messages
+from tests.writer.scenario import (
+    admin_messages,
+    capture_messages,
+    evidence_messages,
+    feed_messages,
+)
 
 
 def run_scenario(h: Harness) -> list:
@@ -17,7 +22,7 @@ def run_scenario(h: Harness) -> list:
     h.apply(*messages)
     h.dispatch()
     job = dict(h.rows("SELECT * FROM archive_jobs WHERE status = 'running' ORDER BY id")[0])
-    captures = capture_messages(job)
+    captures = capture_messages(job) + evidence_messages(job)
     h.apply(*captures)
     tiktok = h.one("SELECT id FROM links WHERE canonical_url LIKE '%tiktok%'")
     admin = admin_messages(tiktok)
