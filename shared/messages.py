@@ -7,7 +7,7 @@ JetStream drops duplicates of retried publishes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
