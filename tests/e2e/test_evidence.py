@@ -192,8 +192,9 @@ def replay_with_pywb(wacz: Path, tmp_path: Path, url: str) -> None:
     root = tmp_path / "pywb"
     root.mkdir()
     subprocess.run([str(bin_dir / "wb-manager"), "init", "c"], cwd=root, check=True, timeout=60)
-    subprocess.run([str(bin_dir / "wb-manager"), "add", "c", str(wacz)], cwd=root, check=True,
-                   timeout=120)  # fmt: skip
+    add = [str(bin_dir / "wb-manager"), "add", "--unpack-wacz", "c", str(wacz)]
+    subprocess.run(add, cwd=root, check=True, timeout=120)
+    (root / "config.yaml").write_text("framed_replay: false\n")  # the page, not a banner frame
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
