@@ -124,9 +124,13 @@ class EvidenceBuilder:
         """Upload manifest.json (kind `manifest`)."""
         key = self.key(MANIFEST_PATH)
         size, digest = await self.store.put_bytes(key, data, "application/json")
+        return self.artifact("manifest", MANIFEST_PATH, "application/json", size, digest)
+
+    def artifact(self, kind: str, path: str, ctype: str, size: int, digest: str) -> ArtifactRecord:
+        """The Artifact record of an evidence file this attempt stored."""
         return ArtifactRecord(
-            plugin=EVIDENCE_PLUGIN, kind="manifest", path=MANIFEST_PATH, s3_key=key,
-            content_type="application/json", bytes=size, sha256=digest,
+            plugin=EVIDENCE_PLUGIN, kind=kind, path=path, s3_key=self.key(path),
+            content_type=ctype, bytes=size, sha256=digest,
         )  # fmt: skip
 
     async def warc_files(self, manifest: Manifest) -> list[tuple[str, Path]]:
@@ -161,10 +165,7 @@ class EvidenceBuilder:
         key = self.key(WACZ_PATH)
         ctype = "application/wacz"
         size, digest = await self.store.put_file(key, out, ctype)
-        return ArtifactRecord(
-            plugin=EVIDENCE_PLUGIN, kind="wacz", path=WACZ_PATH, s3_key=key,
-            content_type=ctype, bytes=size, sha256=digest,
-        )  # fmt: skip
+        return self.artifact("wacz", WACZ_PATH, ctype, size, digest)
 
     async def build(
         self,
