@@ -60,9 +60,9 @@ def _run_hook(path: str) -> int:
         traceback.print_exc()
         code = 1
         limits.report_if_near()  # any library's failed allocation reads as a MemoryError
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    # what an interpreter does at exit: threading's own exit calls (a ThreadPoolExecutor left
+    # open wakes its idle workers so they end), then every non-daemon thread joined
+    threading._shutdown()  # type: ignore[attr-defined]
     with contextlib.suppress(BaseException):
         atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -35,6 +35,7 @@ async def test_process_looks_like_a_fresh_interpreter(tmp_path: Path, python_hos
     assert facts["sigint"] and facts["sigpipe_ignored"] and facts["sigterm_default"]
     assert (out / "atexit.txt").read_text() == "ran"
     assert (out / "thread.txt").read_text() == "joined"
+    assert (out / "pool.txt").read_text() == "pooled"
     assert rec.tags("probe_py") == ["unflushed"]
     assert outcome.hooks[0].result.exit_code == 0
 
