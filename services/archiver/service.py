@@ -3,6 +3,7 @@ with a warm browser whose snapshot pages hooks reach over a local socket."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ from services.archiver.settings import ArchiverSettings
 from shared.capture.service import worker_body
 from shared.capture.settings import WorkerSettings
 from shared.capture.worker import SnapshotSession
+from shared.hooks.config import load_plugin_config
 from shared.lifecycle import Service, ServiceContext
 
 
@@ -34,15 +36,33 @@ def browser_limits(s: ArchiverSettings) -> BrowserLimits:
     )
 
 
-def page_options(s: ArchiverSettings) -> PageOptions:
-    """How each snapshot's browser context is set up."""
+TRAFFIC_PLUGIN = "traffic"
+"""The plugin that asks for each snapshot's browser WARC (page op `traffic`)."""
+
+
+def records_traffic(s: ArchiverSettings, env: Mapping[str, str]) -> bool:
+    """Whether the egress proxy records the browser's traffic: BROWSER_WARC_MAX_MB is not 0
+    and the traffic plugin is there and switched on (with TRAFFIC_ENABLED=false no hook asks
+    for the WARC, which would be written only to be deleted)."""
+    plugin = s.plugins_dir / TRAFFIC_PLUGIN
+    return (
+        s.browser_warc_max_mb > 0
+        and (plugin / "config.json").is_file()
+        and load_plugin_config(plugin).enabled(env)
+    )
+
+
+def page_options(s: ArchiverSettings, env: Mapping[str, str] | None = None) -> PageOptions:
+    """How each snapshot's browser context is set up (env: where the plugins' switches are
+    read, the process's environment by default)."""
+    recorded = records_traffic(s, os.environ if env is None else env)
     return PageOptions(
         user_agent=s.user_agent,
         viewport_width=s.browser_viewport_width,
         viewport_height=s.browser_viewport_height,
         max_response_bytes=s.browser_max_response_mb * 1024 * 1024,
         idle_timeout_s=s.browser_idle_timeout_seconds,
-        warc_max_bytes=s.browser_warc_max_mb * 1024 * 1024,
+        warc_max_bytes=s.browser_warc_max_mb * 1024 * 1024 if recorded else 0,
         policy=EgressPolicy(
             allow_private=s.allow_private_targets,
             subresource_timeout=s.browser_subresource_timeout_seconds,

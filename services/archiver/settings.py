@@ -61,8 +61,8 @@ class ArchiverSettings(WorkerSettings):
         100,
         ge=0,
         description="Bytes of bodies the browser WARC of one capture may hold (MiB); a body"
-        " past it is kept up to there, marked truncated (0: the browser's traffic is not"
-        " recorded).",
+        " past it is kept up to there, marked truncated (0, or TRAFFIC_ENABLED=false: the"
+        " browser's traffic is not recorded).",
     )
     browser_extra_ca_file: str | None = Field(
         None,

@@ -3,7 +3,8 @@ manifest (every file of the snapshot, this attempt's and those kept from earlier
 the WACZ of its WARCs carrying that manifest, each uploaded and sent as an Artifact record,
 then an EvidenceReport with what the check of the WACZ found. Timestamps come later, on
 their own (`shared/capture/timestamper.py`): an authority that is down never holds a capture
-back. Order and reasons: docs/architecture.md, "Evidence".
+back. EVIDENCE_ENABLED=false leaves all of it out, WACZ_ENABLED=false the WACZ (the worker's
+`evidence` and `wacz`). Order and reasons: docs/architecture.md, "Evidence".
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ CAPTURE_SETTINGS = (
     "BROWSER_VIEWPORT_WIDTH", "BROWSER_VIEWPORT_HEIGHT", "BROWSER_MAX_RESPONSE_MB",
     "BROWSER_SUBRESOURCE_TIMEOUT_SECONDS", "BROWSER_MAX_RENDERER_MB", "BROWSER_WARC_MAX_MB",
     "HOOK_MEMORY_LIMIT_MB", "HOOK_CPU_LIMIT_SECONDS", "MAX_BYTES_HARD_LIMIT", "TSA_URLS",
+    "WACZ_ENABLED",
 )  # fmt: skip
 """Worker settings that shape what a capture keeps, written into its manifest when set."""
 
@@ -176,9 +178,12 @@ class EvidenceBuilder:
         final_url: str | None,
         title: str | None,
         report_ids: Mapping[str, Any],
+        *,
+        wacz: bool = True,
     ) -> tuple[list[ArtifactRecord], EvidenceReport | None]:
         """Store the attempt's evidence: its Artifact records and its report (raises
-        StorageError when the store fails, like any upload)."""
+        StorageError when the store fails, like any upload); the WACZ only with `wacz`
+        (WACZ_ENABLED)."""
         manifest = self.manifest(artifacts, results, software, settings, final_url, title)
         if manifest is None:
             return [], None
@@ -186,7 +191,7 @@ class EvidenceBuilder:
         stored = [await self.store_manifest(data)]
         verdict = Verdict()
         verdict.add(MANIFEST_PATH, True, f"{len(manifest.artifacts)} files")
-        package = await self.store_wacz(manifest, data, verdict)
+        package = await self.store_wacz(manifest, data, verdict) if wacz else None
         if package is not None:
             stored.append(package)
         report = EvidenceReport(

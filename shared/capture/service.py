@@ -44,6 +44,8 @@ def worker_body(
             nak_delay_s=s.job_retry_delay_seconds,
             limits=HookLimits(s.hook_memory_limit_mb * 1024 * 1024, s.hook_cpu_limit_seconds),
             snapshot_session=snapshot_session,
+            evidence=s.evidence_enabled,
+            wacz=s.wacz_enabled,
         )
         async with ObjectStore(s) as store:
             if media:

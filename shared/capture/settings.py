@@ -52,6 +52,18 @@ class WorkerSettings(CommonSettings, EvidenceSettings):
         " worker sends in-progress acks every third of it while the job runs.",
     )
 
+    evidence_enabled: bool = Field(
+        True,
+        description="Give every capture its evidence: the manifest (its fingerprint, the"
+        " timestamps of TSA_URLS) and the WACZ (false: neither; the captured files are kept"
+        " as they are).",
+    )
+    wacz_enabled: bool = Field(
+        True,
+        description="Package every capture's WARCs as a WACZ beside its manifest (false: the"
+        " manifest and its timestamps only).",
+    )
+
     hook_memory_limit_mb: int = Field(
         512,
         ge=0,

@@ -98,6 +98,10 @@ class WorkerConfig:
     snapshot_session: SnapshotSession | None = None
     """Per-snapshot resources for the hooks (the archiver's browser page): entered around
     the hook run with the snapshot folder, yields extra env for every hook."""
+    evidence: bool = True
+    """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence.py)."""
+    wacz: bool = True
+    """WACZ_ENABLED: the WACZ beside the manifest."""
 
 
 class JobRun:
@@ -247,6 +251,8 @@ class JobRun:
         """After the last hook: the capture's manifest and WACZ, stored and reported (the
         writer asks for their timestamps); raises StorageError/BusError like any upload."""
         cfg, job = self.cfg, self.job
+        if not cfg.evidence:
+            return
         builder = EvidenceBuilder(self.store, cfg.s3_prefix, job, out_dir, self.local)
         stored, report = await builder.build(
             self.artifacts,
@@ -256,6 +262,7 @@ class JobRun:
             self.final_url,
             self.title,
             self.report_ids(),
+            wacz=cfg.wacz,
         )
         for artifact in stored:
             self.artifacts.append(artifact)

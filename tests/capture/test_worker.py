@@ -20,7 +20,14 @@ from shared import bus
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import WorkerConfig, run_worker
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
-from shared.messages import CaptureDone, CaptureEvent, CaptureJob, HostReleased, WorkerBinaries
+from shared.messages import (
+    CaptureDone,
+    CaptureEvent,
+    CaptureJob,
+    EvidenceReport,
+    HostReleased,
+    WorkerBinaries,
+)
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from shared.subjects import ARCHIVER_JOBS, CAPTURE_DONE, JOB_CAPTURE, MODELS, RESULTS
@@ -295,3 +302,42 @@ async def test_a_stop_hands_back_the_jobs_still_running(
         assert len(msgs) == 1 and msgs[0].metadata.num_delivered == 2
         assert CaptureJob.model_validate_json(msgs[0].data).job_id == 1
         await msgs[0].ack()
+
+
+@pytest.mark.parametrize(
+    ("evidence", "wacz", "kinds"),
+    [(True, True, {"manifest", "wacz"}), (True, False, {"manifest"}), (False, True, set())],
+)
+async def test_the_evidence_follows_its_switches(
+    nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path,
+    evidence: bool, wacz: bool, kinds: set[str],
+) -> None:  # fmt: skip
+    """EVIDENCE_ENABLED and WACZ_ENABLED: the manifest and WACZ stored, reported and listed,
+    the WACZ left out, or no evidence at all (the capture's own files kept either way)."""
+    s = settings(nats_url, s3_env)
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await store.ensure_bucket()
+        await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p"))
+        cfg = replace(h.config(), evidence=evidence, wacz=wacz)
+        worker = asyncio.create_task(run_worker(cfg, h.js, store, h.stop))
+        got = await h.results(until_done=1)
+        h.stop.set()
+        await worker
+        stored = [
+            e.record for e in got
+            if isinstance(e, CaptureEvent) and isinstance(e.record, ArtifactRecord)
+        ]  # fmt: skip
+        assert any(a.kind == "warc" for a in stored), "the raw fetch's WARC is kept"
+        evidence_files = {a.kind: a for a in stored if a.plugin == "evidence"}
+        assert set(evidence_files) == kinds
+        reports = [m for m in got if isinstance(m, EvidenceReport)]
+        assert len(reports) == (1 if evidence else 0)
+        if not evidence:
+            return
+        report = reports[0]
+        manifest = await store.get_bytes(report.manifest_key)
+        assert report.fingerprint == hashlib.sha256(manifest).hexdigest()
+        assert report.verdict == "verified", report.detail
+        assert report.wacz_key == (evidence_files["wacz"].s3_key if wacz else None)
+        if wacz:
+            assert await store.head(report.wacz_key or "") is not None
