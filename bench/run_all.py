@@ -18,6 +18,7 @@ BENCHES = [
     "bench_capture",
     "bench_stack",
     "bench_platforms",
+    "bench_evidence",
 ]
 
 
