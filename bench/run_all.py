@@ -19,6 +19,7 @@ BENCHES = [
     "bench_stack",
     "bench_platforms",
     "bench_evidence",
+    "bench_liveness",
 ]
 
 

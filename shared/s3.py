@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -285,7 +285,7 @@ class ObjectStore:
         )
         return url
 
-    async def open(self, key: str) -> tuple[AsyncIterator[bytes], int]:
+    async def open(self, key: str) -> tuple[AsyncGenerator[bytes, None], int]:
         """An object's bytes as a stream of chunks, and its length; raises StorageError
         (before any byte is read) when it cannot be had."""
         try:
@@ -294,7 +294,7 @@ class ObjectStore:
             raise StorageError(f"download of {key} failed: {exc}") from exc
         body = resp["Body"]
 
-        async def chunks() -> AsyncIterator[bytes]:
+        async def chunks() -> AsyncGenerator[bytes, None]:
             try:
                 async for chunk in body.iter_chunks(_CHUNK):
                     yield chunk

@@ -10,11 +10,14 @@ from shared.messages import (
     CaptureDone,
     CaptureEvent,
     CaptureJob,
+    CheckCommand,
     EvidenceReport,
     ExcludeCommand,
     FeedGap,
     FeedPost,
     HostReleased,
+    LivenessCheck,
+    LivenessResult,
     Message,
     RearchiveCommand,
     RetryCommand,
@@ -30,17 +33,20 @@ FEED_GAP = "feed.gap"
 JOB_CAPTURE = "job.capture"
 JOB_MEDIA = "job.media"
 JOB_TIMESTAMP = "job.timestamp"
+JOB_CHECK = "job.check"
 CAPTURE_RESULT = "capture.result"
 CAPTURE_DONE = "capture.done"
 CAPTURE_RELEASED = "capture.released"
 CAPTURE_BINARIES = "capture.binaries"
 CAPTURE_EVIDENCE = "capture.evidence"
 CAPTURE_TIMESTAMP = "capture.timestamp"
+CHECK_RESULT = "check.result"
 CMD_SUBMIT = "cmd.submit"
 CMD_REARCHIVE = "cmd.rearchive"
 CMD_TAKEDOWN = "cmd.takedown"
 CMD_EXCLUDE = "cmd.exclude"
 CMD_RETRY = "cmd.retry"
+CMD_CHECK = "cmd.check"
 
 MODELS: dict[str, type[Message]] = {
     FEED_POST: FeedPost,
@@ -48,17 +54,20 @@ MODELS: dict[str, type[Message]] = {
     JOB_CAPTURE: CaptureJob,
     JOB_MEDIA: CaptureJob,
     JOB_TIMESTAMP: TimestampJob,
+    JOB_CHECK: LivenessCheck,
     CAPTURE_RESULT: CaptureEvent,
     CAPTURE_DONE: CaptureDone,
     CAPTURE_RELEASED: HostReleased,
     CAPTURE_BINARIES: WorkerBinaries,
     CAPTURE_EVIDENCE: EvidenceReport,
     CAPTURE_TIMESTAMP: TimestampResult,
+    CHECK_RESULT: LivenessResult,
     CMD_SUBMIT: SubmitCommand,
     CMD_REARCHIVE: RearchiveCommand,
     CMD_TAKEDOWN: TakedownCommand,
     CMD_EXCLUDE: ExcludeCommand,
     CMD_RETRY: RetryCommand,
+    CMD_CHECK: CheckCommand,
 }
 """The one payload model of every subject."""
 
@@ -74,7 +83,9 @@ class StreamSpec:
 
 
 FEED = StreamSpec("FEED", (FEED_POST, FEED_GAP), RetentionPolicy.LIMITS)
-JOBS = StreamSpec("JOBS", (JOB_CAPTURE, JOB_MEDIA, JOB_TIMESTAMP), RetentionPolicy.WORK_QUEUE)
+JOBS = StreamSpec(
+    "JOBS", (JOB_CAPTURE, JOB_MEDIA, JOB_TIMESTAMP, JOB_CHECK), RetentionPolicy.WORK_QUEUE
+)
 RESULTS = StreamSpec(
     "RESULTS",
     (
@@ -84,12 +95,13 @@ RESULTS = StreamSpec(
         CAPTURE_BINARIES,
         CAPTURE_EVIDENCE,
         CAPTURE_TIMESTAMP,
+        CHECK_RESULT,
     ),
     RetentionPolicy.LIMITS,
 )
 COMMANDS = StreamSpec(
     "COMMANDS",
-    (CMD_SUBMIT, CMD_REARCHIVE, CMD_TAKEDOWN, CMD_EXCLUDE, CMD_RETRY),
+    (CMD_SUBMIT, CMD_REARCHIVE, CMD_TAKEDOWN, CMD_EXCLUDE, CMD_RETRY, CMD_CHECK),
     RetentionPolicy.LIMITS,
 )
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)
@@ -120,14 +132,20 @@ class ConsumerSpec:
 WRITER_FEED = ConsumerSpec(FEED, "writer-feed", "feed.>", ack_wait_s=30)
 WRITER_RESULTS = ConsumerSpec(RESULTS, "writer-results", "capture.>", ack_wait_s=30)
 WRITER_COMMANDS = ConsumerSpec(COMMANDS, "writer-commands", "cmd.>", ack_wait_s=30)
+WRITER_CHECKS = ConsumerSpec(RESULTS, "writer-checks", "check.>", ack_wait_s=30)
 ARCHIVER_JOBS = ConsumerSpec(JOBS, "archiver", JOB_CAPTURE, ack_wait_s=10)
 MEDIA_JOBS = ConsumerSpec(JOBS, "media", JOB_MEDIA, ack_wait_s=10)
 TIMESTAMP_JOBS = ConsumerSpec(JOBS, "timestamper", JOB_TIMESTAMP, ack_wait_s=60)
+CHECKER_JOBS = ConsumerSpec(JOBS, "checker", JOB_CHECK, ack_wait_s=10)
+"""Liveness checks, shared by every archiver (their own consumer: a check never waits behind
+a capture for a slot)."""
 CONSUMERS: tuple[ConsumerSpec, ...] = (
     WRITER_FEED,
     WRITER_RESULTS,
     WRITER_COMMANDS,
+    WRITER_CHECKS,
     ARCHIVER_JOBS,
     MEDIA_JOBS,
     TIMESTAMP_JOBS,
+    CHECKER_JOBS,
 )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from services.supervisor.children import Child
+from services.writer.puller import WRITER_CONSUMERS
 from shared import bus
 from shared.messages import Message
 from testkit.stack_env import own_engines_env
@@ -117,14 +118,8 @@ class LiveWriter:
 
 
 async def writer_idle(nats_url: str) -> bool:
-    """True when the writer's three consumers have nothing pending or unacknowledged."""
-    return all(
-        [
-            await consumer_idle(nats_url, "FEED", "writer-feed"),
-            await consumer_idle(nats_url, "RESULTS", "writer-results"),
-            await consumer_idle(nats_url, "COMMANDS", "writer-commands"),
-        ]
-    )
+    """True when the writer's consumers have nothing pending or unacknowledged."""
+    return all([await consumer_idle(nats_url, c.stream.name, c.durable) for c in WRITER_CONSUMERS])
 
 
 async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 500) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 from services.writer import scheduler
 from services.writer.apply import BatchResult, Item, apply_batch
 from services.writer.job_policy import Policy
+from services.writer.liveness import dispatch as liveness
+from services.writer.liveness.budget import HostBudget
 from services.writer.scheduler import Limits
 from shared.hooks.records import HookRecord
 from shared.links import CanonicalUrl, DomainPolicy, canonicalize
@@ -22,6 +24,8 @@ from shared.messages import (
     FeedPost,
     HostReleased,
     LinkOccurrence,
+    LivenessCheck,
+    LivenessResult,
     Message,
 )
 from shared.subjects import (
@@ -31,6 +35,8 @@ from shared.subjects import (
     CAPTURE_RELEASED,
     CAPTURE_RESULT,
     CAPTURE_TIMESTAMP,
+    CHECK_RESULT,
+    CMD_CHECK,
     CMD_EXCLUDE,
     CMD_REARCHIVE,
     CMD_RETRY,
@@ -60,6 +66,8 @@ SUBJECT = {
     "RetryCommand": CMD_RETRY,
     "EvidenceReport": CAPTURE_EVIDENCE,
     "TimestampResult": CAPTURE_TIMESTAMP,
+    "CheckCommand": CMD_CHECK,
+    "LivenessResult": CHECK_RESULT,
 }
 
 
@@ -174,6 +182,8 @@ class Harness:
     """Media jobs are off by default (the capture tests count jobs); the media tests turn
     them on (tests/writer/test_media_jobs.py)."""
     now: datetime = T0
+    budget: HostBudget = field(default_factory=lambda: HostBudget(0))
+    """Liveness checks per domain this hour (no limit unless a test sets one)."""
 
     def apply(self, *messages: Message) -> BatchResult[None]:
         items = [Item(SUBJECT[type(m).__name__], m, None) for m in messages]
@@ -188,6 +198,23 @@ class Harness:
         jobs = [p.job for p in plans]
         scheduler.mark_published(self.conn, jobs, self.now)
         return jobs
+
+    def checks(self) -> list[LivenessCheck]:
+        """One run of the liveness dispatcher whose publishes all succeed."""
+        found = liveness.plan(self.conn, self.policy.liveness, self.budget, self.now)
+        liveness.mark_published(self.conn, found)
+        return found
+
+    def answer(self, check: LivenessCheck, answer: str, **fields: Any) -> LivenessResult:
+        """A worker's result of `check`, answered now (via `http` unless said)."""
+        values: dict[str, Any] = {"via": "http", "reason": "ok", "worker": "host-a:1"}
+        return LivenessResult(
+            link_id=check.link_id,
+            seq=check.seq,
+            checked_at=self.now,
+            answer=answer,  # type: ignore[arg-type]
+            **(values | fields),
+        )
 
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
@@ -212,15 +239,13 @@ class Harness:
 
 
 def user_tables(conn: sqlite3.Connection) -> list[str]:
-    """Every table holding data (FTS shadow tables excluded; the FTS table itself included)."""
-    names = [
-        r[0]
-        for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            " ORDER BY name"
-        )
-    ]
-    return [n for n in names if not n.startswith("link_text_fts_")]
+    """Every table holding data (FTS shadow tables excluded; the FTS tables themselves included)."""
+    rows = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " ORDER BY name"
+    ).fetchall()
+    fts = [n for n, sql in rows if "USING fts5" in (sql or "")]
+    return [n for n, _ in rows if not any(n.startswith(f"{f}_") for f in fts)]
 
 
 def dump(
@@ -231,8 +256,9 @@ def dump(
     for name in user_tables(conn):
         if name in skip:
             continue
+        full_text = name in ("link_text_fts", "link_text_history")
         rows = conn.execute(
-            f"SELECT rowid, * FROM {name}" if name == "link_text_fts" else f"SELECT * FROM {name}"
+            f"SELECT rowid, * FROM {name}" if full_text else f"SELECT * FROM {name}"
         ).fetchall()
         out[name] = sorted((tuple(r) for r in rows), key=repr)
     return out

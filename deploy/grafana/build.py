@@ -48,6 +48,11 @@ BOARDS: dict[str, tuple[str, list[Panel]]] = {
                 "sum by (service, outcome) (rate(dla_capture_jobs_total[5m])) * 60",
                 "",
             ),
+            (
+                "Liveness checks of the originals by answer (per hour)",
+                "sum by (answer) (increase(dla_writer_liveness_checks_total[1h]))",
+                "",
+            ),
             ("Backup age", "time() - dla_writer_last_backup_timestamp_seconds", "s"),
             ("Service restarts (15 min)", "changes(process_start_time_seconds[15m])", ""),
         ],

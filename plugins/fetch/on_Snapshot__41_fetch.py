@@ -30,7 +30,6 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from shared.content.no_archive import HEAD_BYTES, declined_by_headers, declined_by_html
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
@@ -43,21 +42,6 @@ from shared.links.urlparts import strip_credentials
 BODY_EXTENSIONS = {"text/html": ".html", "text/plain": ".txt", "application/json": ".json"}
 WARC_NAME = "fetch.warc.gz"
 SOFTWARE = "discourse-link-archiver fetch plugin (warcio)"
-
-
-def limits_of(settings: dict[str, Any], total: float) -> FetchLimits:
-    """The fetch's bounds from its settings (config.json gives every one a default)."""
-    return FetchLimits(
-        total_timeout=total,
-        header_timeout=min(total, float(settings["FETCH_HEADER_TIMEOUT"])),
-        idle_timeout=min(total, float(settings["FETCH_IDLE_TIMEOUT"])),
-        connect_timeout=min(total, float(settings["FETCH_CONNECT_TIMEOUT"])),
-        min_bytes_per_second=float(settings["FETCH_MIN_BYTES_PER_SECOND"]),
-        max_bytes=int(settings["FETCH_MAX_BYTES"]),
-        max_ratio=float(settings["FETCH_MAX_DECOMPRESSION_RATIO"]),
-        max_redirects=int(settings["FETCH_MAX_REDIRECTS"]),
-        store_not_html=bool(settings["FETCH_STORE_NOT_HTML"]),
-    )
 
 
 def body_name(effective_type: str) -> str:
@@ -138,7 +122,9 @@ def main() -> int:
     settings = hook_settings(__file__)
     hook_timeout = args.timeout or float(settings["FETCH_TIMEOUT"])
     # end (and say why) before the runner's own timeout would kill the hook
-    limits = limits_of(settings, max(1.0, hook_timeout - min(5.0, hook_timeout * 0.1)))
+    limits = FetchLimits.of_settings(
+        settings, max(1.0, hook_timeout - min(5.0, hook_timeout * 0.1))
+    )
     warc = WarcLog(Path(WARC_NAME), SOFTWARE)
     fetch = Fetch(
         limits,

@@ -1,4 +1,5 @@
-"""Admin routes behind named admin tokens: takedown, exclude, retry, re-archive, queue view.
+"""Admin routes behind named admin tokens: takedown, exclude, retry, re-archive, check the
+original now, queue view.
 
 They do what the `dla` subcommands do (the CLI calls them): check the token, publish a
 ``cmd.*`` command the writer applies (with the token's *name* for the audit table), or read
@@ -20,11 +21,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.web.liveness_admin import find_link, liveness_counts
 from shared import admin_tokens, bus
 from shared.errors import BusError
 from shared.links.canonical import RejectedUrl
 from shared.links.submission import check_submission
 from shared.messages import (
+    CheckCommand,
     ExcludeCommand,
     Message,
     RearchiveCommand,
@@ -32,7 +35,14 @@ from shared.messages import (
     SubmitCommand,
     TakedownCommand,
 )
-from shared.subjects import CMD_EXCLUDE, CMD_REARCHIVE, CMD_RETRY, CMD_SUBMIT, CMD_TAKEDOWN
+from shared.subjects import (
+    CMD_CHECK,
+    CMD_EXCLUDE,
+    CMD_REARCHIVE,
+    CMD_RETRY,
+    CMD_SUBMIT,
+    CMD_TAKEDOWN,
+)
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
@@ -237,6 +247,30 @@ async def rearchive(request: Request, link_id: LinkPath, admin: Admin) -> JSONRe
     return _accepted(cmd, link_id=link_id)
 
 
+class CheckBody(BaseModel):
+    """Body of POST /admin/check: a link's id, or a URL the archive knows."""
+
+    model_config = ConfigDict(extra="forbid")
+    link: str = Field(min_length=1, max_length=8192)
+
+
+def _find_link(request: Request, given: str) -> int | None:
+    with contextlib.closing(_db(request)) as conn:
+        return find_link(conn, given, _state(request).policy)
+
+
+@router.post("/check", status_code=202, summary="Check a link's original now")
+async def check_now(request: Request, body: CheckBody, _: Admin) -> JSONResponse:
+    """A liveness check of the link's original at the writer's next scheduler run (`dla
+    check URL|ID`); its answer shows in `/links/{id}.json` `source_status`."""
+    link_id = await asyncio.to_thread(_find_link, request, body.link)
+    if link_id is None:
+        raise HTTPException(404, f"no link {body.link!r} in the archive")
+    cmd = CheckCommand(link_id=link_id, request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC))
+    await _publish(request, CMD_CHECK, cmd)
+    return _accepted(cmd, link_id=link_id, requested_at=cmd.requested_at.isoformat())
+
+
 @router.get("/queue.json", summary="The queue: backlog, throughput, failures, oldest job")
 async def queue(request: Request, _: Admin) -> dict[str, Any]:
     """Jobs by status, captures per minute (last 10 min), failures in the last hour by error
@@ -271,6 +305,7 @@ def _queue(request: Request) -> dict[str, Any]:
             " j.attempts FROM archive_jobs j JOIN links l ON l.id = j.link_id"
             " WHERE j.status IN ('queued', 'running') ORDER BY j.enqueued_at, j.id LIMIT 1"
         ).fetchone()
+        liveness = liveness_counts(conn, now) if _has_table(conn, "liveness_schedule") else None
         audit = (
             [
                 dict(r)
@@ -287,6 +322,7 @@ def _queue(request: Request) -> dict[str, Any]:
         "captures_per_minute": round(done / 10, 2),
         "failures_last_hour": failures,
         "oldest_pending": dict(oldest) if oldest else None,
+        "liveness": liveness,
         "audit": audit,
     }
 

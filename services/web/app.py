@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from services.web import admin, errors
 from services.web.connections import connect
 from services.web.metrics import RequestMetrics
-from services.web.routes import actions, files, pages, system
+from services.web.routes import actions, captures, files, pages, system
 from services.web.security import SecurityHeaders, page_csp
 from services.web.settings import WebSettings
 from services.web.state import WebState
@@ -82,6 +82,7 @@ def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
     app.state.web = web
     app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
     app.include_router(pages.router)
+    app.include_router(captures.router)
     app.include_router(actions.router)
     app.include_router(files.router)
     app.include_router(system.router)

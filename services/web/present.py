@@ -17,6 +17,7 @@ from markupsafe import Markup
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
 from shared.hooks.error_codes import reason_of, walled
 from shared.links.urlparts import supported_scheme
+from shared.liveness.evidence import badge
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -187,6 +188,24 @@ def snippet_json(snippet: str | None) -> str:
     return str(highlight(snippet))
 
 
+def day(value: str | None, now: datetime | None = None) -> str:
+    """'3 March' (this year), '3 March 2025' (another)."""
+    t = parse_time(value)
+    if t is None:
+        return "—"
+    now = now or datetime.now(UTC)
+    return f"{t.day} {t:%B}" if t.year == now.year else f"{t.day} {t:%B %Y}"
+
+
+def source_badge(source: dict[str, Any] | None) -> str | None:
+    """The badge of a link whose original is gone ("deleted at source on 3 March", "removed
+    by a moderator", "account suspended"); None when it is not."""
+    if not source:
+        return None
+    return badge(source["state"], source.get("reason"), bool(source.get("tombstone")),
+                 day(source.get("since")))  # fmt: skip
+
+
 def badges(link: dict[str, Any]) -> list[str]:
     """Badges of a listed link: video, screenshot, PDF, quoted."""
     kinds = {a["kind"] for a in link.get("artifacts", ())}
@@ -211,6 +230,15 @@ def link_item(link: dict[str, Any], snippet: str | None = None) -> Markup:
     tags: list[str] = [status_pill(link.get("status"), link.get("error_code"))]
     for b in badges(link):
         tags.append(f'<span class="badge badge-{esc(b.lower())}">{esc(b)}</span>')
+    source = link.get("source_status")
+    gone = source_badge(source)
+    if gone:
+        tags.append(
+            f'<a class="badge badge-gone" href="/links/{esc(link["id"])}#source"'
+            f' title="{esc((source or {}).get("reason") or "")}">{esc(gone)}</a>'
+        )
+    elif source and source.get("edited"):
+        tags.append(f'<a class="badge" href="/links/{esc(link["id"])}#source">edited</a>')
     found = f'\n  <p class="snippet">{highlight(snippet)}</p>' if snippet else ""
     return Markup(
         '<li class="item">\n  <div class="item-meta">\n'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.web.compare import Comparison, Side
 from services.web.posts import post_view
 from services.web.present import display_status, snippet_json
 
@@ -40,6 +41,7 @@ def link_summary(row: dict[str, Any]) -> dict[str, Any]:
         "last_archived_at": row.get("last_archived_at"),
         "quoted": bool(row.get("quoted")),
         "video": bool(row.get("video")),
+        "source_status": row.get("source_status"),
         "artifacts": [artifact(a) for a in row.get("artifacts", ())],
     }
 
@@ -121,6 +123,7 @@ def link_detail(link: dict[str, Any]) -> dict[str, Any]:
         "post": post_view(link.get("post"), link["artifacts"]),
         "fingerprint": (link.get("evidence") or {}).get("fingerprint"),
         "evidence": evidence(link.get("evidence")),
+        "source_status": link["source_status"],
     }
 
 
@@ -185,6 +188,47 @@ def search_hit(row: dict[str, Any]) -> dict[str, Any]:
         "domain": row["domain"],
         "status": row["status"],
         "last_archived_at": row.get("last_archived_at"),
+        "snippet": snippet_json(row.get("snippet")),
+    }
+
+
+def _side(s: Side) -> dict[str, Any]:
+    return {
+        "snapshot_id": s.snapshot["id"],
+        "captured_at": s.snapshot["created_at"],
+        "screenshot": artifact(s.screenshot) if s.screenshot else None,
+        "text": artifact(s.text) if s.text else None,
+    }
+
+
+def comparison(link_id: int, c: Comparison) -> dict[str, Any]:
+    """Two captures and the word diff of their texts (None, with a note, when unavailable)."""
+    diff = None
+    if c.diff is not None:
+        diff = {
+            "added": c.diff.added,
+            "removed": c.diff.removed,
+            "pieces": [{"op": p.op, "text": p.text} for p in c.diff.pieces],
+        }
+    return {
+        "link_id": link_id,
+        "a": _side(c.a),
+        "b": _side(c.b),
+        "diff": diff,
+        "note": c.note or None,
+    }
+
+
+def older_hit(row: dict[str, Any]) -> dict[str, Any]:
+    """A link only an older capture of which holds the words searched, and that capture."""
+    return {
+        "link_id": row["id"],
+        "url": row["url"],
+        "title": row.get("title"),
+        "domain": row["domain"],
+        "snapshot_id": row["older_snapshot_id"],
+        "captured_at": row["older_captured_at"],
+        "compare_url": f"/links/{row['id']}/compare?a={row['older_snapshot_id']}",
         "snippet": snippet_json(row.get("snippet")),
     }
 

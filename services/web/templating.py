@@ -19,6 +19,7 @@ TEMPLATES.env.globals.update(
     when=present.when,
     status_pill=present.status_pill,
     link_item=present.link_item,
+    source_badge=present.source_badge,
     counts_line=posts.counts_line,
 )
 

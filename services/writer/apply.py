@@ -24,16 +24,19 @@ from services.writer.done import apply_capture_done, apply_host_released
 from services.writer.evidence import apply_evidence_report, apply_timestamp_result
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
+from services.writer.liveness.results import apply_check_command, apply_check_result
 from services.writer.moderation import apply_exclude, apply_retry, apply_takedown
 from services.writer.results import apply_capture_event
 from shared.messages import (
     CaptureDone,
     CaptureEvent,
+    CheckCommand,
     EvidenceReport,
     ExcludeCommand,
     FeedGap,
     FeedPost,
     HostReleased,
+    LivenessResult,
     Message,
     RearchiveCommand,
     RetryCommand,
@@ -61,6 +64,8 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     WorkerBinaries: apply_worker_binaries,
     EvidenceReport: apply_evidence_report,
     TimestampResult: apply_timestamp_result,
+    LivenessResult: apply_check_result,
+    CheckCommand: apply_check_command,
 }
 
 # Result codes of SQLite that mean "the disk or the lock, not the message": retry later.

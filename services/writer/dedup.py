@@ -21,10 +21,13 @@ from services.writer import (
     media,
     moderation,
     posts,
+    text_history,
     tombstones,
     transitions,
 )
 from services.writer.context import ApplyContext
+from services.writer.liveness import dispatch as liveness
+from services.writer.liveness import observations, verdicts
 from shared.links import CanonicalUrl, canonicalize
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,10 @@ def merge(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> N
     feed_posts.move_occurrences(conn, loser, survivor)
     transitions.move_to_link(conn, loser, survivor)
     artifacts.move_to_link(conn, loser, survivor)
+    liveness.move_to_link(conn, loser, survivor)
+    observations.move_to_link(conn, loser, survivor)
+    verdicts.move_to_link(conn, loser, survivor)
+    text_history.move_to_link(conn, loser, survivor)
     linkstore.absorb(conn, loser=loser, survivor=survivor, now=now)
     media.move_to_link(conn, loser, survivor, now)
     posts.move_to_link(conn, loser, survivor)

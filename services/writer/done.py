@@ -11,6 +11,7 @@ from datetime import datetime
 from services.writer import linkstore, media, posts, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
+from services.writer.liveness import dispatch as liveness
 from shared.hooks.error_codes import final, retry_worthy, telling, walled
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone, HostReleased
@@ -84,6 +85,8 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
     media.capture_ended(
         conn, job["link_id"], finished=retry_at is None, policy=ctx.policy, now=ctx.now_iso
     )
+    if retry_at is None and not done.error and outcome.outcome in ("succeeded", "partial"):
+        liveness.watch(conn, job["link_id"], ctx.policy.liveness, ctx.now)
 
 
 def _retry_or_fail(

@@ -15,6 +15,11 @@ asked for this URL explicitly) but never its exclude list (``shared/links/submis
 the rule the web checks too), nor the cache window: a capture in flight, or one that finished within
 ``CACHE_WINDOW_SECONDS``, is the answer to their request. ``Re-archive`` ignores the cache
 window and only avoids a second job while one is queued or running.
+
+A liveness check that found the original changed (its canonical text, or its post's text,
+differs from the newest capture's) asks for an ordinary capture (``changed``): like a
+re-archive it ignores the cache window and never makes a second job while one is queued or
+running, at the feed's priority.
 """
 
 from __future__ import annotations
@@ -23,12 +28,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
+from services.writer.liveness.rules import LivenessRules
 from services.writer.tombstones import TombstoneKey
 from shared.links.canonical import CanonicalUrl
 from shared.links.policy import DomainPolicy
 
 JobStatus = Literal["queued", "skipped_cached", "skipped_policy"]
-Source = Literal["feed", "submit", "rearchive"]
+Source = Literal["feed", "submit", "rearchive", "changed"]
 
 MANUAL_PRIORITY = 10
 """Priority of jobs a person asked for (feed jobs have 0; higher runs first)."""
@@ -54,6 +60,8 @@ class Policy:
     """TSA_URLS: every capture's manifest is timestamped by each (services/writer/evidence.py)."""
     timestamp_retry: timedelta = timedelta(minutes=1)
     """TSA_RETRY_SECONDS: the first delay before a timestamp is asked for again."""
+    liveness: LivenessRules = field(default_factory=LivenessRules)
+    """When archived links are checked again, and when a `gone` is believed."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ class Decision:
     priority: int = 0
     code: str = "allowed"
     """The reason as a short fixed word (a metric label): allowed, recapture, domain_policy,
-    in_flight, cache_window, quote_only, submit, rearchive."""
+    in_flight, cache_window, quote_only, submit, rearchive, changed."""
 
 
 def decide(
@@ -89,9 +97,9 @@ def decide(
     url: CanonicalUrl | None = None,
     quote_only: bool = False,
 ) -> Decision:
-    """Decide whether a link seen in a post (its canonical forms `url`), submitted or
-    re-archive-requested gets a job."""
-    manual = source != "feed"
+    """Decide whether a link seen in a post (its canonical forms `url`), submitted,
+    re-archive-requested or found changed at source gets a job."""
+    manual = source in ("submit", "rearchive")
     if state.blocked:
         return Decision("skipped_policy", state.blocked)
     policy_reason = ""
@@ -101,6 +109,8 @@ def decide(
             return Decision("skipped_policy", policy_reason, code="domain_policy")
     if state.active_job_id is not None:
         return Decision("skipped_cached", f"in flight: job {state.active_job_id}", code="in_flight")
+    if source == "changed":
+        return Decision("queued", "changed at source", code="changed")
     last = state.last_archived_at
     if source != "rearchive" and last is not None and now - last < policy.cache_window:
         window = int(policy.cache_window.total_seconds())

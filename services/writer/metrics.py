@@ -66,6 +66,14 @@ DOMAIN_LINKS = Gauge(
 DOMAIN_JOBS = Gauge(
     "dla_writer_domain_jobs", "Jobs of the top domains by status", ["domain", "status"]
 )
+LIVENESS_CHECKS = Counter(
+    "dla_writer_liveness_checks_total",
+    "Liveness checks of archived originals recorded, by answer (present, gone, unknown)",
+    ["answer"],
+)
+LIVENESS_DISPATCHED = Counter(
+    "dla_writer_liveness_dispatched_total", "Liveness checks dispatched to the archivers"
+)
 TOP_DOMAINS = 20
 """How many domains get their own label value; the rest are summed under `other`."""
 
@@ -79,3 +87,5 @@ def initialise() -> None:
             JOBS.labels(kind, status)
     for outcome in ("ok", "failed"):
         BACKUPS.labels(outcome)
+    for answer in ("present", "gone", "unknown"):
+        LIVENESS_CHECKS.labels(answer)

@@ -20,11 +20,20 @@ import json
 import logging
 import sqlite3
 
-from services.writer import artifacts, evidence, linkstore, posts, tombstones, transitions
+from services.writer import (
+    artifacts,
+    evidence,
+    linkstore,
+    posts,
+    text_history,
+    tombstones,
+    transitions,
+)
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.job_policy import MANUAL_PRIORITY, Decision
+from services.writer.liveness import dispatch as liveness
 from shared.messages import ExcludeCommand, RetryCommand, TakedownCommand
 
 log = logging.getLogger(__name__)
@@ -127,6 +136,8 @@ def take_down(ctx: ApplyContext, link_id: int) -> int:
     linkstore.take_down(conn, link_id, ctx.now_iso)
     posts.forget(conn, link_id)
     evidence.forget(conn, link_id)
+    text_history.forget(conn, link_id)
+    liveness.forget(conn, link_id)
     tombstones.bury(conn, ctx.policy.takedown_key, link_id, ctx.now_iso)
     return len(keys)
 

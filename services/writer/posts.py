@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from services.writer import linkstore
+from services.writer import linkstore, text_history
 from shared.hooks.records import PostRecord
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ def record_post(
                  post.unavailable)  # fmt: skip
         conn.execute("UPDATE link_posts SET updated_at = ? WHERE link_id = ?", (now, link_id))
         return False
+    text_history.keep_replaced(conn, link_id, "post_text", post.search_text(), snapshot_id)
     conn.execute(
         "INSERT INTO link_posts (link_id, snapshot_id, plugin, platform, post_id, source,"
         " author_name, author_handle, created_at, unavailable, post_json, captured_at,"

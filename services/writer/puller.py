@@ -21,9 +21,15 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
 from shared import bus
-from shared.subjects import WRITER_COMMANDS, WRITER_FEED, WRITER_RESULTS, ConsumerSpec
+from shared.subjects import (
+    WRITER_CHECKS,
+    WRITER_COMMANDS,
+    WRITER_FEED,
+    WRITER_RESULTS,
+    ConsumerSpec,
+)
 
-WRITER_CONSUMERS = (WRITER_FEED, WRITER_RESULTS, WRITER_COMMANDS)
+WRITER_CONSUMERS = (WRITER_FEED, WRITER_RESULTS, WRITER_COMMANDS, WRITER_CHECKS)
 """The durable consumers the writer reads."""
 
 QUIET_S = 0.003

@@ -21,6 +21,7 @@ from services.writer import (
     moderation,
     posts,
     scheduler,
+    text_history,
     transitions,
 )
 from services.writer.clock import iso_or_none
@@ -161,6 +162,11 @@ def _metadata(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: Metadata
 
 
 def _text(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: TextRecord) -> None:
+    """The capture's text becomes the link's search text; the one it replaces, an older
+    capture's, stays searchable (text_history)."""
+    text_history.keep_replaced(
+        ctx.conn, target.link_id, "extracted_text", rec.text, target.snapshot_id
+    )
     linkstore.set_fts(ctx.conn, target.link_id, "extracted_text", rec.text)
 
 

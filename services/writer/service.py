@@ -23,10 +23,13 @@ from services.writer.apply import BatchResult, Item, apply_batch, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, writer_lock
 from services.writer.housekeeping import Housekeeping
+from services.writer.liveness import dispatch as liveness_dispatch
+from services.writer.liveness.budget import HostBudget
 from services.writer.metrics import (
     APPLY_SECONDS,
     BATCH_SIZE,
     DISPATCHED,
+    LIVENESS_DISPATCHED,
     MESSAGES,
 )
 from services.writer.puller import WRITER_CONSUMERS, Puller
@@ -35,15 +38,23 @@ from shared import bus
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.messages import Message
-from shared.subjects import CAPTURE_DONE, CAPTURE_RELEASED, JOB_TIMESTAMP, MODELS
+from shared.subjects import (
+    CAPTURE_DONE,
+    CAPTURE_RELEASED,
+    CHECK_RESULT,
+    JOB_CHECK,
+    JOB_TIMESTAMP,
+    MODELS,
+)
 
 log = logging.getLogger(__name__)
 
 WriterContext = ServiceContext[WriterSettings]
 
 R = TypeVar("R")
-FREES_SLOTS = frozenset({CAPTURE_RELEASED, CAPTURE_DONE})
-"""Subjects whose messages may free a job's slot: the scheduler runs at once after them."""
+FREES_SLOTS = frozenset({CAPTURE_RELEASED, CAPTURE_DONE, CHECK_RESULT})
+"""Subjects whose messages may free a job's (or a check's) slot: the scheduler runs at once
+after them."""
 
 
 class Writer:
@@ -62,6 +73,8 @@ class Writer:
         self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(WRITER_CONSUMERS))
         self._db_error: str | None = None
         self.housekeeping = Housekeeping(settings, self.with_conn)
+        self.budget = HostBudget(settings.liveness_host_checks_per_hour)
+        """Liveness checks dispatched per domain this hour (LIVENESS_HOST_CHECKS_PER_HOUR)."""
         self._wake = asyncio.Event()
         """Set when a slot may have freed (a job released its host or ended): the scheduler
         runs at once instead of at its next interval."""
@@ -253,7 +266,8 @@ class Writer:
             log.warning("scheduler: %s", exc)
 
     async def tick(self, ctx: WriterContext) -> int:
-        """One scheduler run: record dispatches, publish them, remember what was stored."""
+        """One scheduler run: record dispatches, publish them, remember what was stored;
+        then the same for the liveness checks due, and the timestamp jobs."""
         dispatches = await self.db(scheduler.plan, self.conn, self.policy, self.limits, utcnow())
         published = []
         for d in dispatches:
@@ -265,7 +279,8 @@ class Writer:
             published.append(d.job)
             DISPATCHED.labels(d.subject).inc()
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
-        return len(published) + await self.ask_timestamps(ctx)
+        checks = await self.tick_checks(ctx)
+        return len(published) + await self.ask_timestamps(ctx) + checks
 
     async def ask_timestamps(self, ctx: WriterContext) -> int:
         """Publish the timestamp jobs due (each recorded first with its next try: a lost one
@@ -284,6 +299,22 @@ class Writer:
                 return n
             DISPATCHED.labels(JOB_TIMESTAMP).inc()
         return len(jobs)
+
+    async def tick_checks(self, ctx: WriterContext) -> int:
+        """Dispatch the liveness checks due (liveness/dispatch.py), as tick() does jobs."""
+        rules = self.policy.liveness
+        checks = await self.db(liveness_dispatch.plan, self.conn, rules, self.budget, utcnow())
+        sent = []
+        for check in checks:
+            try:
+                await bus.publish(ctx.js, JOB_CHECK, check)
+            except BusError as exc:
+                log.warning("check of link %d not dispatched (next tick): %s", check.link_id, exc)
+                break
+            sent.append(check)
+        LIVENESS_DISPATCHED.inc(len(sent))
+        await self.db(liveness_dispatch.mark_published, self.conn, sent)
+        return len(sent)
 
 
 def _validate(msg: Msg) -> Message | None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
 from services.writer.job_policy import Policy
+from services.writer.liveness.rules import DEFAULT_SCHEDULE, LivenessRules
+from services.writer.liveness.schedule import parse_schedule
+from services.writer.liveness.verdict import Windows
 from services.writer.tombstones import TombstoneKey
 from shared.domain_policy_settings import DomainPolicySettings
 from shared.evidence.settings import EvidenceSettings
@@ -93,6 +96,58 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings):
         " longer recognises the URLs taken down before.",
     )
 
+    liveness_enabled: bool = Field(
+        True,
+        description="Check archived links' originals again on the schedule (LIVENESS_SCHEDULE);"
+        " off: no check is dispatched (the schedule is kept).",
+    )
+    liveness_schedule: str = Field(
+        DEFAULT_SCHEDULE,
+        description="Ages of a link's first archive at which its original is checked again"
+        " (units s, m, h, d); after the last, every last age again.",
+    )
+    liveness_confirm_seconds: int = Field(
+        259200,
+        ge=0,
+        description="A bare HTTP 404/410 makes a link `gone` only once consecutive `gone`"
+        " answers span this long (no `present` between).",
+    )
+    liveness_confirm_tombstone_seconds: int = Field(
+        3600,
+        ge=0,
+        description="The same for the platform's own tombstone (removed, deleted, suspended).",
+    )
+    liveness_concurrency: int = Field(
+        8, ge=1, description="Liveness checks in flight at once, across every archiver."
+    )
+    liveness_host_checks_per_hour: int = Field(
+        60,
+        ge=0,
+        description="Liveness checks of one registrable domain dispatched in an hour at most"
+        " (0: no limit).",
+    )
+
+    @field_validator("liveness_schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        parse_schedule(value)  # a ValueError names the bad part
+        return value
+
+    def liveness(self) -> LivenessRules:
+        """The liveness rules these settings describe."""
+        return LivenessRules(
+            enabled=self.liveness_enabled,
+            ages=parse_schedule(self.liveness_schedule),
+            windows=Windows(
+                confirm=timedelta(seconds=self.liveness_confirm_seconds),
+                confirm_tombstone=timedelta(seconds=self.liveness_confirm_tombstone_seconds),
+            ),
+            concurrency=self.liveness_concurrency,
+            per_domain=self.per_domain_concurrency,
+            host_per_hour=self.liveness_host_checks_per_hour,
+            deadline=timedelta(seconds=self.job_deadline_seconds),
+        )
+
     def policy(self) -> Policy:
         """The decision rules these settings describe."""
         return Policy(
@@ -108,4 +163,5 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings):
             ),
             timestamp_authorities=tuple(self.tsa_urls),
             timestamp_retry=timedelta(seconds=self.tsa_retry_seconds),
+            liveness=self.liveness(),
         )

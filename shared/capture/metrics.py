@@ -43,6 +43,12 @@ PERCENT = Gauge(
     "Percent done of the latest download that knows its size, by plugin",
     ["service", "plugin"],
 )
+CHECK_SECONDS = Histogram(
+    "dla_capture_check_duration_seconds",
+    "Wall time of one liveness check, by answer (present, gone, unknown)",
+    ["answer"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+)
 OUTCOMES = ("succeeded", "retry", "nak", "invalid", "deferred")
 
 

@@ -6,22 +6,25 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 
+from shared.capture.checker import CheckerConfig, run_checker
 from shared.capture.settings import WorkerSettings
 from shared.capture.timestamper import TimestampConfig, run_timestamper
 from shared.capture.worker import SnapshotSession, WorkerConfig, run_worker
 from shared.health import s3_check
 from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
+from shared.liveness.check import CheckEnv, Checker
 from shared.s3 import ObjectStore
 from shared.settings import public_env
-from shared.subjects import ARCHIVER_JOBS, MEDIA_JOBS, TIMESTAMP_JOBS
+from shared.subjects import ARCHIVER_JOBS, CHECKER_JOBS, MEDIA_JOBS, TIMESTAMP_JOBS
 
 
 def worker_body(
     *, media: bool, snapshot_session: SnapshotSession | None = None
 ) -> Callable[[ServiceContext[WorkerSettings]], Awaitable[None]]:
-    """The service body of the media worker (media=True) or the archiver (media=False);
-    snapshot_session opens per-snapshot resources for the hooks (the archiver's page)."""
+    """The service body of the media worker (media=True) or the archiver (media=False, which
+    also runs the liveness checks, shared/capture/checker.py); snapshot_session opens
+    per-snapshot resources for the hooks (the archiver's page)."""
 
     async def body(ctx: ServiceContext[WorkerSettings]) -> None:
         s = ctx.settings
@@ -60,9 +63,16 @@ def worker_body(
                 timeout_s=s.tsa_timeout_seconds,
                 nak_delay_s=s.job_retry_delay_seconds,
             )
+            checks = CheckerConfig(
+                consumer=CHECKER_JOBS.with_ack_wait(s.job_ack_wait_seconds),
+                concurrency=s.liveness_concurrency,
+                nak_delay_s=s.job_retry_delay_seconds,
+            )
+            checker = Checker(CheckEnv(s.plugins_dir, cfg.hook_env, cfg.worker_id), store)
             await asyncio.gather(
                 run_worker(cfg, ctx.js, store, ctx.stop),
                 run_timestamper(stamps, ctx.js, store, ctx.stop),
+                run_checker(checks, ctx.js, checker, ctx.stop),
             )
 
     return body

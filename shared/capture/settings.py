@@ -35,6 +35,12 @@ class WorkerSettings(CommonSettings, EvidenceSettings):
         " ARCHIVER_CONCURRENCY + this many snapshots.",
     )
     media_concurrency: int = Field(1, ge=1, description="Media jobs one media worker runs at once.")
+    liveness_concurrency: int = Field(
+        8,
+        ge=1,
+        description="Liveness checks one archiver runs at once (beside its snapshots); for the"
+        " writer, the checks in flight across every archiver.",
+    )
     worker_stop_drain_seconds: float = Field(
         5,
         ge=0,

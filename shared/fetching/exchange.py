@@ -27,10 +27,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -64,6 +64,28 @@ class FetchLimits:
     max_ratio: float = 100.0
     max_redirects: int = 10
     store_not_html: bool = False
+
+    @classmethod
+    def of_settings(cls, settings: Mapping[str, Any], total: float | None = None) -> FetchLimits:
+        """The bounds the fetch plugin's settings give (`FETCH_*`, its config.json declares
+        every one a default), within `total` seconds (default `FETCH_TIMEOUT`): the raw
+        fetch of a capture and a liveness check of the page fetch alike."""
+
+        def num(name: str) -> float:
+            return float(settings[name])
+
+        total = num("FETCH_TIMEOUT") if total is None else total
+        return cls(
+            total_timeout=total,
+            header_timeout=min(total, num("FETCH_HEADER_TIMEOUT")),
+            idle_timeout=min(total, num("FETCH_IDLE_TIMEOUT")),
+            connect_timeout=min(total, num("FETCH_CONNECT_TIMEOUT")),
+            min_bytes_per_second=num("FETCH_MIN_BYTES_PER_SECOND"),
+            max_bytes=int(settings["FETCH_MAX_BYTES"]),
+            max_ratio=num("FETCH_MAX_DECOMPRESSION_RATIO"),
+            max_redirects=int(settings["FETCH_MAX_REDIRECTS"]),
+            store_not_html=bool(settings["FETCH_STORE_NOT_HTML"]),
+        )
 
 
 @dataclass

@@ -102,7 +102,13 @@ class Running:
 
 
 @pytest.fixture
-def running(tmp_path: Path, forum: Forum) -> Iterator[Running]:
+def extra_env() -> dict[str, str]:
+    """Settings a test module adds to the stack's (a module overrides this fixture)."""
+    return {}
+
+
+@pytest.fixture
+def running(tmp_path: Path, forum: Forum, extra_env: dict[str, str]) -> Iterator[Running]:
     (web_port,) = free_ports(1)
     env = own_engines_env()
     env.update(
@@ -115,6 +121,7 @@ def running(tmp_path: Path, forum: Forum) -> Iterator[Running]:
         DOMAIN_STATS_INTERVAL_SECONDS="1",
         LOG_LEVEL="INFO",
     )
+    env.update(extra_env)
     st = Stack(data_dir=tmp_path / "data", env=env)
     try:
         st.start_engines()

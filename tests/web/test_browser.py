@@ -5,6 +5,7 @@ phone width (light and dark) land in test-output/web/ for people to look at."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 import time
@@ -17,6 +18,7 @@ import uvicorn
 
 from services.supervisor.children import free_ports
 from services.web.app import create_app
+from services.web.settings import WebSettings
 from tests.web.test_artifacts import s3_settings, upload
 
 pytestmark = pytest.mark.integration
@@ -38,16 +40,11 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def server(archive: Path, s3_env: dict[str, str], tmp_path_factory) -> Iterator[str]:
-    """The real app under uvicorn on a free port, with SeaweedFS and nats-server."""
-    from services.supervisor.infra import start_nats
-
-    nats_dir = tmp_path_factory.mktemp("nats")
-    nats = start_nats(nats_dir, nats_dir / "nats.log")
+@contextlib.contextmanager
+def live_app(settings: WebSettings, *, nats: bool = True) -> Iterator[str]:
+    """The real app under uvicorn on a free port (its base URL), until the block ends; ready
+    once it answers (and, with `nats`, is connected to NATS)."""
     (port,) = free_ports(1)
-    settings = s3_settings(archive, s3_env, nats_url=nats.url, rearchive_interval_seconds=600)
-    asyncio.run(upload(settings))
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -57,7 +54,8 @@ def server(archive: Path, s3_env: dict[str, str], tmp_path_factory) -> Iterator[
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                if httpx.get(base + "/healthz", timeout=2).json().get("nats"):
+                health = httpx.get(base + "/healthz", timeout=2).json()
+                if health.get("nats") or not nats:
                     break
             except httpx.HTTPError:
                 pass
@@ -66,6 +64,21 @@ def server(archive: Path, s3_env: dict[str, str], tmp_path_factory) -> Iterator[
     finally:
         srv.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(archive: Path, s3_env: dict[str, str], tmp_path_factory) -> Iterator[str]:
+    """The real app under uvicorn on a free port, with SeaweedFS and nats-server."""
+    from services.supervisor.infra import start_nats
+
+    nats_dir = tmp_path_factory.mktemp("nats")
+    nats = start_nats(nats_dir, nats_dir / "nats.log")
+    settings = s3_settings(archive, s3_env, nats_url=nats.url, rearchive_interval_seconds=600)
+    asyncio.run(upload(settings))
+    try:
+        with live_app(settings) as base:
+            yield base
+    finally:
         nats.child.stop()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from shared.hooks.records import (
     ArchiveResultRecord,
@@ -17,9 +18,12 @@ from shared.hooks.records import (
     TextRecord,
 )
 from shared.messages import (
+    CheckCommand,
     EvidenceReport,
     ExcludeCommand,
     FeedGap,
+    LivenessCheck,
+    LivenessResult,
     Message,
     RearchiveCommand,
     RetryCommand,
@@ -122,7 +126,20 @@ def capture_messages(job: dict) -> list[Message]:
                 ),
             ),
         ),
-        done(job, records=12),
+        event(
+            job,
+            12,
+            ArtifactRecord(
+                plugin="readable",
+                kind="text",
+                path="text.txt",
+                s3_key=f"archives/{job['link_id']}/{job['snapshot_id']}/readable/text.txt",
+                content_type="text/plain",
+                bytes=23,
+                sha256="2" * 64,
+            ),
+        ),
+        done(job, records=13),
     ]
 
 
@@ -167,6 +184,29 @@ def evidence_messages(job: dict) -> list[Message]:
             wacz=stored("capture.wacz", "wacz"),
         ),
     ]
+
+
+def liveness_messages(check: LivenessCheck, at: datetime) -> list[Message]:
+    """A check finding the original changed (a capture follows), and one asked for now."""
+    return [
+        LivenessResult(
+            link_id=check.link_id,
+            seq=check.seq,
+            checked_at=at,
+            answer="present",
+            status=200,
+            via="http",
+            reason="ok",
+            changed=True,
+            worker="host-a:1",
+        ),
+        CheckCommand(link_id=check.link_id, request_id="c1", requested_at=at),
+    ]
+
+
+def recapture_messages(job: dict) -> list[Message]:
+    """The capture a change asked for: a new text, the old one kept as history."""
+    return [event(job, 0, TextRecord(text="Barn owls now hunt at noon.")), done(job, records=1)]
 
 
 def admin_messages(link_id: int) -> list[Message]:

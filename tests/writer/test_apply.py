@@ -14,6 +14,8 @@ from tests.writer.scenario import (
     capture_messages,
     evidence_messages,
     feed_messages,
+    liveness_messages,
+    recapture_messages,
 )
 
 
@@ -24,10 +26,23 @@ def run_scenario(h: Harness) -> list:
     job = dict(h.rows("SELECT * FROM archive_jobs WHERE status = 'running' ORDER BY id")[0])
     captures = capture_messages(job) + evidence_messages(job)
     h.apply(*captures)
+    h.advance(hours=2)
+    (check,) = h.checks()
+    checks = liveness_messages(check, h.now)
+    h.apply(*checks)
+    h.dispatch()
+    again = dict(
+        h.rows(
+            "SELECT * FROM archive_jobs WHERE status = 'running' AND link_id = ? ORDER BY id DESC",
+            check.link_id,
+        )[0]
+    )
+    recapture = recapture_messages(again)
+    h.apply(*recapture)
     tiktok = h.one("SELECT id FROM links WHERE canonical_url LIKE '%tiktok%'")
     admin = admin_messages(tiktok)
     h.apply(*admin)
-    return messages + captures + admin
+    return messages + captures + checks + recapture + admin
 
 
 def test_every_message_type_applied_twice_changes_nothing(h: Harness) -> None:

@@ -94,7 +94,7 @@ async def test_writer_process_end_to_end(
         20,
         "job succeeded",
     )
-    assert writer.count("archive_artifacts") == 1
+    assert writer.count("archive_artifacts") == 2  # the raw response and the text
     await until(lambda: writer_idle(nats_url), 10, "consumers idle")
 
     async with httpx.AsyncClient() as client:

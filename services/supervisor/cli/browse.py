@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def status(as_json: JsonOpt = False) -> None:
         """Services up, backlog per stream, captures per minute, failures in the last hour by
-        error code, the oldest pending job."""
+        error code, liveness checks due, running and their answers, the oldest pending job."""
         with stack_client() as client:
             services = health(client)
             try:
@@ -123,6 +123,14 @@ def register(app: typer.Typer) -> None:
             table("failures in the last hour", ["error code", "count"], fails.items())
         else:
             out.print("failures in the last hour: none")
+        checks = queue.get("liveness")
+        if checks:
+            answers = checks.get("checked_last_day") or {}
+            out.print(
+                f"liveness checks: {checks['due']} due, {checks['running']} running,"
+                f" {checks['watched']} links watched  ·  last 24 h: "
+                + (", ".join(f"{k} {v}" for k, v in sorted(answers.items())) or "none")
+            )
         oldest = queue.get("oldest_pending")
         if oldest:
             out.print(

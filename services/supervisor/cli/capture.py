@@ -1,4 +1,5 @@
-"""`dla add`, `dla retry`, `dla rearchive`: ask the archive to capture."""
+"""`dla add`, `dla retry`, `dla rearchive`: ask the archive to capture; `dla check`: look
+at an archived link's original now."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
@@ -153,6 +154,30 @@ def register(app: typer.Typer) -> None:
         out.print(f"retry requested ({r.get('request_id')}); `dla status` shows the queue")
 
     @app.command()
+    def check(
+        link: Annotated[str, typer.Argument(help="The link's id, or a URL the archive knows.")],
+        no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once asked.")] = False,
+        timeout: Annotated[
+            float, typer.Option(help="Seconds to wait for the answer.", min=1)
+        ] = 120.0,
+        as_json: Annotated[bool, typer.Option("--json", help="The source status as JSON.")] = False,
+    ) -> None:
+        """Check a link's original now (admin): present, gone or unknown, with the evidence.
+
+        Exits 1 when no answer came within the timeout."""
+        with stack_client() as client:
+            r = client.post_json("/admin/check", {"link": link})
+            link_id = int(r["link_id"])
+            if no_wait:
+                out.print(f"check of link {link_id} requested ({r.get('request_id')})")
+                return
+            status = wait_check(client, link_id, str(r.get("requested_at") or ""), timeout)
+        if as_json:
+            print_json(status)
+            return
+        show_check(link_id, status)
+
+    @app.command()
     def rearchive(
         link_id: Annotated[int, typer.Argument(help="The link's id.", min=1)],
     ) -> None:
@@ -160,6 +185,35 @@ def register(app: typer.Typer) -> None:
         with stack_client() as client:
             r = client.post_json(f"/admin/links/{link_id}/rearchive", {})
         out.print(f"re-archive of link {link_id} requested ({r.get('request_id')})")
+
+
+def wait_check(client: StackClient, link_id: int, since: str, timeout: float) -> dict[str, Any]:
+    """The link's source status once a check newer than `since` is recorded (CliError when
+    none is within the timeout)."""
+    deadline = time.monotonic() + timeout
+    with err.status(f"checking link {link_id}"):
+        while True:
+            status = client.get_json(f"/links/{link_id}.json").get("source_status") or {}
+            newest = (status.get("observations") or [{}])[0]
+            if (newest.get("at") or "") >= since[:19]:
+                return dict(status)
+            if time.monotonic() > deadline:
+                raise CliError(f"no check of link {link_id} within {timeout:.0f} s", Exit.FAILED)
+            time.sleep(0.5)
+
+
+def show_check(link_id: int, status: dict[str, Any]) -> None:
+    """One check's answer and the link's verdict."""
+    o = status["observations"][0]
+    out.print(
+        f"link {link_id}: {o['answer']} ({o['summary']}, via {o['via']})"
+        + (" · changed since the newest capture: captured again" if o.get("changed") else "")
+    )
+    out.print(
+        f"verdict: {status['state']}"
+        + (f" since {status['since']}" if status.get("since") else "")
+        + (f" · {status['reason']}" if status.get("reason") else "")
+    )
 
 
 def wait_all(client: StackClient, items: list[Submitted], timeout: float) -> None:

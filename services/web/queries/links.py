@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, Select, case, exists, func, literal_column, or_, select
 
 from services.web.queries import evidence
+from services.web.queries.liveness import source_status, verdicts_of
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import (
     archive_artifacts,
@@ -24,6 +25,7 @@ from services.web.queries.schema import (
     link_occurrences,
     link_posts,
     links,
+    liveness_verdicts,
     media_items,
     snapshots,
 )
@@ -191,11 +193,14 @@ def artifacts_by_link(conn: Connection, link_ids: Iterable[int]) -> dict[int, li
 
 
 def with_artifacts(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Attach each row's artifacts (one query for the page)."""
+    """Attach each row's artifacts and its original's verdict, `source_status` (None when
+    not checked yet): one query each for the page."""
     by_link = artifacts_by_link(conn, (r["id"] for r in rows))
     shown = downloaded_video_links(conn, by_link)
+    verdicts = verdicts_of(conn, by_link)
     for r in rows:
         r["artifacts"] = by_link[r["id"]]
+        r["source_status"] = verdicts.get(r["id"])
         r["video"] = r["id"] in shown or any(a["kind"] in VIDEO_KINDS for a in r["artifacts"])
     return rows
 
@@ -243,6 +248,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     link["videos"] = videos(conn, link_id)
     link["post"] = _POST.first(conn, link_id=link_id)
     link["evidence"] = evidence.of_link(conn, link_id, link["artifacts"])
+    link["source_status"] = source_status(conn, link_id)
     link["video"] = any(v["status"] == "downloaded" for v in link["videos"]) or any(
         a["kind"] in VIDEO_KINDS for a in link["artifacts"]
     )
@@ -325,6 +331,19 @@ def newest_listed(conn: Connection, limit: int) -> list[dict[str, Any]]:
         summaries()
         .where(links.c.last_archived_at.is_not(None))
         .order_by(listed_at.desc(), links.c.id.desc())
+        .limit(limit)
+    )
+    return with_artifacts(conn, [dict(r) for r in conn.execute(stmt).mappings()])
+
+
+def newly_gone(conn: Connection, limit: int) -> list[dict[str, Any]]:
+    """Listed links whose originals are gone, the newest verdicts first (/gone.xml)."""
+    stmt = (
+        summaries()
+        .add_columns(liveness_verdicts.c.gone_at)
+        .join(liveness_verdicts, liveness_verdicts.c.link_id == links.c.id)
+        .where(liveness_verdicts.c.state == "gone")
+        .order_by(liveness_verdicts.c.gone_at.desc(), links.c.id.desc())
         .limit(limit)
     )
     return with_artifacts(conn, [dict(r) for r in conn.execute(stmt).mappings()])

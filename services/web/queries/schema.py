@@ -256,3 +256,58 @@ evidence_timestamps = Table(
     Column("chain_key", Text),
     Column("updated_at", Text),
 )
+
+liveness_verdicts = Table(
+    "liveness_verdicts",
+    metadata,
+    Column("link_id", Integer, primary_key=True),
+    Column("state", Text),
+    Column("since", Integer),
+    Column("reason", Text),
+    Column("tombstone", Integer),
+    Column("checked", Integer),
+    Column("answer", Integer),
+    Column("gone_at", Integer),
+    Column("edited", Integer),
+    Column("platform", Text),
+)
+
+liveness_observations = Table(
+    "liveness_observations",
+    metadata,
+    Column("link_id", Integer, primary_key=True),
+    Column("at", Integer, primary_key=True),
+    Column("answer", Integer),
+    Column("status", Integer),
+    Column("via", Integer),
+    Column("reason", Integer),
+    Column("words", Integer),
+    Column("changed", Integer),
+)
+
+liveness_words = Table(
+    "liveness_words",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("text", Text),
+)
+
+liveness_schedule = Table(
+    "liveness_schedule",
+    metadata,
+    Column("link_id", Integer, primary_key=True),
+    Column("base", Integer),
+    Column("due", Integer),
+    Column("seq", Integer),
+    Column("state", Integer),
+)
+
+text_history = Table(
+    "link_text_history",
+    metadata,
+    Column("rowid", Integer, primary_key=True),
+    Column("link_id", Integer),
+    Column("snapshot_id", Text),
+    Column("captured_at", Text),
+    Column("text", Text),
+)

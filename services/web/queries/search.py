@@ -1,4 +1,5 @@
-"""Full-text search (FTS5 over title, URL and extracted text) with composable filters.
+"""Full-text search (FTS5 over title, URL and extracted text) with composable filters, and
+over older captures' texts (a separate index, read only for a results page's first page).
 
 User input never reaches FTS5 as syntax: it is split into words (letters and digits), and
 each word becomes a quoted FTS5 string, so quotes, ``AND``/``OR``/``NOT``/``NEAR``, ``*``,
@@ -13,11 +14,11 @@ from datetime import date, timedelta
 from functools import cache
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, func, literal_column, select
+from sqlalchemy import ColumnElement, Connection, exists, func, literal_column, select
 
 from services.web.queries.links import Cursor, has_video, summary_columns, with_artifacts
 from services.web.queries.prepared import Prepared, param
-from services.web.queries.schema import fts, link_metadata, links
+from services.web.queries.schema import fts, link_metadata, links, liveness_verdicts, text_history
 from services.web.queries.visibility import listed, listed_at
 from shared.links.domains import public_suffix
 
@@ -30,6 +31,11 @@ MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 Sort = Literal["newest", "relevance"]
+Shape = tuple[bool, bool, bool | None, bool, bool, bool]
+"""Which filters are set: domain, status, video (yes/no/any), since, until, source status."""
+SOURCE_STATES = ("present", "gone", "unknown")
+OLDER_SHOWN = 10
+"""Links found only in older captures shown on a results page at most."""
 
 
 def domain_phrase(domain: str) -> str | None:
@@ -76,8 +82,10 @@ class Filters:
     has_video: bool | None = None
     since: date | None = None
     until: date | None = None
+    source_status: str | None = None
+    """present, gone or unknown: the verdict on the original (links checked at least once)."""
 
-    def shape(self) -> tuple[bool, bool, bool | None, bool, bool]:
+    def shape(self) -> Shape:
         """Which filters are set (a search statement is built once per shape)."""
         return (
             bool(self.domain),
@@ -85,6 +93,7 @@ class Filters:
             self.has_video,
             self.since is not None,
             self.until is not None,
+            bool(self.source_status),
         )
 
     def values(self) -> dict[str, Any]:
@@ -99,12 +108,14 @@ class Filters:
             out["since"] = self.since.isoformat()
         if self.until:
             out["until"] = (self.until + timedelta(days=1)).isoformat()
+        if self.source_status:
+            out["source_status"] = self.source_status
         return out
 
 
-def clauses(shape: tuple[bool, bool, bool | None, bool, bool]) -> list[ColumnElement[bool]]:
+def clauses(shape: Shape) -> list[ColumnElement[bool]]:
     """The WHERE clauses of the filters a shape sets, with named parameters."""
-    domain, status, video, since, until = shape
+    domain, status, video, since, until, source = shape
     out: list[ColumnElement[bool]] = [listed()]
     if domain:  # that domain, or a name under it (no LIKE: nothing in the value is special)
         tail = func.substr(links.c.domain, param("domain_tail_from", integer=True))
@@ -117,6 +128,13 @@ def clauses(shape: tuple[bool, bool, bool | None, bool, bool]) -> list[ColumnEle
         out.append(listed_at >= param("since"))
     if until:
         out.append(listed_at < param("until"))
+    if source:
+        out.append(
+            exists().where(
+                liveness_verdicts.c.link_id == links.c.id,
+                liveness_verdicts.c.state == param("source_status"),
+            )
+        )
     return out
 
 
@@ -134,9 +152,7 @@ MATCH = literal_column("link_text_fts").op("MATCH")(param("match"))
 
 
 @cache
-def page_query(
-    shape: tuple[bool, bool, bool | None, bool, bool], sort: Sort, after: bool
-) -> Prepared:
+def page_query(shape: Shape, sort: Sort, after: bool) -> Prepared:
     """A page of matches (values: ``match``, the filters', ``limit``, and ``cursor`` for
     newest-first pages after the first or ``offset`` by relevance)."""
     snippet = func.snippet(literal_column("link_text_fts"), -1, MARK_OPEN, MARK_CLOSE, "…", 24)
@@ -160,7 +176,7 @@ def page_query(
 
 
 @cache
-def count_query(shape: tuple[bool, bool, bool | None, bool, bool]) -> Prepared:
+def count_query(shape: Shape) -> Prepared:
     """How many listed links match, counted up to TOTAL_CAP + 1.
 
     Any TOTAL_CAP + 1 matches make the cap, so the direction the doclist is read in changes
@@ -168,7 +184,7 @@ def count_query(shape: tuple[bool, bool, bool | None, bool, bool]) -> Prepared:
     are the newest: reading from the oldest first went through half a common word's
     doclist on a million links, 250 ms), oldest first otherwise (``until`` keeps the
     oldest)."""
-    _, _, _, since, until = shape
+    _, _, _, since, until, _ = shape
     matches = (
         select(fts.c.rowid)
         .select_from(fts.join(links, links.c.id == fts.c.rowid))
@@ -195,6 +211,8 @@ def search(
     ``artifacts`` attaches each result's artifacts and video flag (the page's badges)."""
     match = fts_query(text, filters.domain)
     if match is None:
+        if filters.source_status and sort == "newest":
+            return _listing(conn, filters, limit, cursor, artifacts)
         return SearchPage([], 0, False, None)
     shape = filters.shape()
     values = filters.values() | {"match": match}
@@ -211,3 +229,94 @@ def search(
     if more:
         nxt = offset + limit if sort == "relevance" else rows[-1]["id"]
     return SearchPage(rows, min(total, TOTAL_CAP), total > TOTAL_CAP, nxt)
+
+
+@cache
+def listing_query(shape: Shape, after: bool) -> Prepared:
+    """Listed links matching the filters alone, newest link first (no words: a source status
+    filter lists every link whose original has that verdict)."""
+    stmt = (
+        select(*summary_columns(), literal_column("NULL").label("snippet"))
+        .select_from(links.outerjoin(link_metadata, link_metadata.c.link_id == links.c.id))
+        .where(*clauses(shape))
+        .order_by(links.c.id.desc())
+        .limit(param("limit", integer=True))
+    )
+    if after:
+        stmt = stmt.where(links.c.id < param("cursor", integer=True))
+    return Prepared(stmt)
+
+
+def _listing(
+    conn: Connection, filters: Filters, limit: int, cursor: int | None, artifacts: bool
+) -> SearchPage:
+    shape = filters.shape()
+    query = listing_query(shape, cursor is not None)
+    rows = query.rows(conn, **filters.values(), limit=limit + 1, cursor=cursor)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if artifacts:
+        rows = with_artifacts(conn, rows)
+    total = int(listing_count(shape).scalar(conn, **filters.values()))
+    return SearchPage(
+        rows, min(total, TOTAL_CAP), total > TOTAL_CAP, rows[-1]["id"] if more else None
+    )
+
+
+@cache
+def listing_count(shape: Shape) -> Prepared:
+    """How many listed links match the filters alone, counted up to TOTAL_CAP + 1."""
+    matches = select(links.c.id).where(*clauses(shape)).limit(TOTAL_CAP + 1)
+    return Prepared(select(func.count()).select_from(matches.subquery()))
+
+
+HISTORY_MATCH = literal_column("link_text_history").op("MATCH")(param("words"))
+
+
+@cache
+def older_query(shape: Shape) -> Prepared:
+    """Listed links whose older captures' texts match the words and whose newest text does
+    not, the newest older text first (values: ``words``, the filters', ``limit``)."""
+    snippet = func.snippet(literal_column("link_text_history"), 3, MARK_OPEN, MARK_CLOSE, "…", 24)
+    newest_has_it = exists().where(
+        fts.c.rowid == text_history.c.link_id,
+        literal_column("link_text_fts").op("MATCH")(param("words")),
+    )
+    stmt = (
+        select(
+            *summary_columns(),
+            text_history.c.snapshot_id.label("older_snapshot_id"),
+            text_history.c.captured_at.label("older_captured_at"),
+            snippet.label("snippet"),
+        )
+        .select_from(
+            text_history.join(links, links.c.id == text_history.c.link_id).outerjoin(
+                link_metadata, link_metadata.c.link_id == links.c.id
+            )
+        )
+        .where(HISTORY_MATCH, *clauses(shape), ~newest_has_it)
+        .order_by(text_history.c.rowid.desc())
+        .limit(param("limit", integer=True))
+    )
+    return Prepared(stmt)
+
+
+def older_captures(
+    conn: Connection, text: str, filters: Filters, *, artifacts: bool = False
+) -> list[dict[str, Any]]:
+    """Links only an older capture of which holds every word (one row per link: the newest
+    such capture, `older_snapshot_id` and `older_captured_at`)."""
+    words = fts_query(text)
+    if words is None:
+        return []
+    rows = older_query(filters.shape()).rows(
+        conn, **filters.values(), words=words, limit=OLDER_SHOWN * 3
+    )
+    seen: set[int] = set()
+    kept = []
+    for r in rows:
+        if r["id"] not in seen:
+            seen.add(r["id"])
+            kept.append(r)
+    kept = kept[:OLDER_SHOWN]
+    return with_artifacts(conn, kept) if artifacts else kept

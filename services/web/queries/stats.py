@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import Connection, case, distinct, func, select
 
+from services.web.queries.liveness import gone_by_platform
 from services.web.queries.schema import archive_jobs, archive_results, links, snapshots
 from services.web.queries.visibility import public
 
@@ -76,6 +77,7 @@ def stats(conn: Connection) -> dict[str, Any]:
         "domains": domains,
         "failures": failures,
         "backlog": backlog,
+        "gone_by_platform": gone_by_platform(conn),
     }
 
 

@@ -1,5 +1,6 @@
 """Downloads: artifacts (presigned S3 redirect or proxied, never executable), the JSONL
-export, the RSS feed of new archives, and the latest database backup."""
+export, the RSS feeds of new archives and of newly gone originals, and the latest database
+backup."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import functools
 import json
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -18,8 +20,14 @@ from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
 from services.web import serialize
 from services.web.params import MAX_ID
-from services.web.present import parse_time
-from services.web.queries.links import artifact_row, export_batch, newest_listed, no_rows
+from services.web.present import parse_time, source_badge
+from services.web.queries.links import (
+    artifact_row,
+    export_batch,
+    newest_listed,
+    newly_gone,
+    no_rows,
+)
 from services.web.security import ARTIFACT_CSP, delivery
 from services.web.state import WebState, web_state
 from shared.backup_layout import PREFIX, backup_dates, key_of_date
@@ -103,11 +111,9 @@ def _xml_text(value: Any) -> str:
 
 def rss(base: str, rows: list[dict[str, Any]]) -> bytes:
     """RSS 2.0 of newly archived links."""
-    root = ET.Element("rss", version="2.0")
-    channel = ET.SubElement(root, "channel")
-    ET.SubElement(channel, "title").text = "Link archive: new archives"
-    ET.SubElement(channel, "link").text = base + "/"
-    ET.SubElement(channel, "description").text = "Links newly archived from the forum."
+    root, channel = _channel(
+        base, "Link archive: new archives", "Links newly archived from the forum."
+    )
     for row in rows:
         item = ET.SubElement(channel, "item")
         ET.SubElement(item, "title").text = _xml_text(row.get("title") or row["url"])
@@ -125,12 +131,52 @@ def rss(base: str, rows: list[dict[str, Any]]) -> bytes:
     return body
 
 
+def _channel(base: str, title: str, description: str) -> tuple[ET.Element, ET.Element]:
+    root = ET.Element("rss", version="2.0")
+    channel = ET.SubElement(root, "channel")
+    ET.SubElement(channel, "title").text = title
+    ET.SubElement(channel, "link").text = base + "/"
+    ET.SubElement(channel, "description").text = description
+    return root, channel
+
+
+def gone_rss(base: str, rows: list[dict[str, Any]]) -> bytes:
+    """RSS 2.0 of links whose originals are newly gone (deleted at source), with the
+    evidence in words; each item's date is when the verdict was reached."""
+    root, channel = _channel(
+        base, "Link archive: gone at source", "Archived links whose originals were deleted."
+    )
+    for row in rows:
+        source = row.get("source_status") or {}
+        item = ET.SubElement(channel, "item")
+        ET.SubElement(item, "title").text = _xml_text(row.get("title") or row["url"])
+        ET.SubElement(item, "link").text = f"{base}/links/{row['id']}#source"
+        ET.SubElement(item, "guid", isPermaLink="false").text = f"gone-{row['id']}-{row['gone_at']}"
+        ET.SubElement(item, "description").text = _xml_text(
+            f"{row['url']}: {source_badge(source) or 'gone'} ({source.get('reason') or ''})"
+        )
+        ET.SubElement(item, "pubDate").text = format_datetime(
+            datetime.fromtimestamp(int(row["gone_at"]), UTC)
+        )
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return body
+
+
 @router.get("/feed.xml", summary="RSS of new archives")
 async def feed(request: Request, state: State) -> Response:
     """The 50 newest archives as RSS 2.0."""
     rows = await state.db.read(lambda c: newest_listed(c, FEED_ITEMS), no_rows())
     base = str(request.base_url).rstrip("/")
     return Response(rss(base, rows), media_type="application/rss+xml; charset=utf-8")
+
+
+@router.get("/gone.xml", summary="RSS of originals newly gone")
+async def gone_feed(request: Request, state: State) -> Response:
+    """The 50 links whose originals were most recently found gone (deleted at source,
+    removed, account suspended), as RSS 2.0."""
+    rows = await state.db.read(lambda c: newly_gone(c, FEED_ITEMS), no_rows())
+    base = str(request.base_url).rstrip("/")
+    return Response(gone_rss(base, rows), media_type="application/rss+xml; charset=utf-8")
 
 
 @router.get("/export/backup", summary="The latest database backup (gzip)")

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
 from services.web import serialize
+from services.web.compare import comparable, edited
 from services.web.errors import SafeJSONResponse
 from services.web.params import (
     LIMIT_MAX,
@@ -24,7 +25,14 @@ from services.web.queries import links as link_queries
 from services.web.queries import stats as stats_queries
 from services.web.queries import submissions as submission_queries
 from services.web.queries.links import no_rows
-from services.web.queries.search import Filters, SearchPage, Sort, search
+from services.web.queries.search import (
+    SOURCE_STATES,
+    Filters,
+    SearchPage,
+    Sort,
+    older_captures,
+    search,
+)
 from services.web.reader import reader_view
 from services.web.state import WebState, web_state
 from services.web.templating import render
@@ -105,6 +113,9 @@ async def link_page(request: Request, state: State, link_id: LinkId) -> Response
             "reader": reader,
             "screenshot": screenshot,
             "admin": state.settings.admin_token is not None,
+            "source": link["source_status"],
+            "captures": comparable(link),
+            "edited": edited(link),
         },
     )
 
@@ -150,6 +161,14 @@ async def search_params(
     until: Annotated[
         str, Query(max_length=10, description="Archived on or before (YYYY-MM-DD).")
     ] = "",
+    source_status: Annotated[
+        str,
+        Query(
+            max_length=10,
+            description="present, gone or unknown: what the last checks of the original found"
+            " (links checked at least once). Without words: every such link, newest first.",
+        ),
+    ] = "",
     sort: Annotated[str, Query(max_length=10, description="newest (default) or relevance.")] = (
         "newest"
     ),
@@ -165,6 +184,8 @@ async def search_params(
         raise HTTPException(400, "sort: newest or relevance")
     if has_video.lower() not in VIDEO_CHOICES:
         raise HTTPException(400, "has_video: yes or no")
+    if source_status and source_status not in SOURCE_STATES:
+        raise HTTPException(400, f"source_status: one of {', '.join(SOURCE_STATES)}")
     if cursor and (not cursor.isdigit() or int(cursor) > MAX_ID):
         raise HTTPException(400, "cursor: not a cursor this site gave out")
     filters = Filters(
@@ -173,9 +194,10 @@ async def search_params(
         has_video=VIDEO_CHOICES[has_video.lower()],
         since=parse_day("since", since),
         until=parse_day("until", until),
+        source_status=source_status or None,
     )
     form = {"q": q, "domain": domain, "status": status, "has_video": has_video}
-    form |= {"since": since, "until": until, "sort": sort}
+    form |= {"since": since, "until": until, "source_status": source_status, "sort": sort}
     return SearchParams(q.strip(), order, limit, int(cursor) if cursor else None, filters, form)
 
 
@@ -201,24 +223,39 @@ async def _search(state: WebState, p: SearchParams, *, artifacts: bool = False) 
     )
 
 
+async def _older(state: WebState, p: SearchParams, *, artifacts: bool = False) -> list[Any]:
+    """Links only an older capture of which has the words (a results page's first page)."""
+    if not p.q or p.cursor is not None:
+        return []
+    return await state.db.read(
+        lambda c: older_captures(c, p.q, p.filters, artifacts=artifacts), no_rows()
+    )
+
+
 @router.get("/search.json", summary="Full-text search")
 async def search_json(state: State, p: Search) -> Response:
-    """FTS over title, URL and archived text; every word must match."""
+    """FTS over title, URL and archived text; every word must match. The first page also
+    lists `older_captures`: links only an older capture of which holds the words."""
     page = await _search(state, p)
+    older = await _older(state, p)
     return json_response(
         {
             "results": [serialize.search_hit(r) for r in page.results],
             "total": page.total,
             "total_capped": page.total_capped,
             "next": None if page.next is None else str(page.next),
+            "older_captures": [serialize.older_hit(r) for r in older],
         }
     )
 
 
 @router.get("/search", include_in_schema=False)
 async def search_page(request: Request, state: State, p: Search) -> Response:
-    page = await _search(state, p, artifacts=True) if p.q else None
-    return render(request, "search.html", {"p": p, "page": page, "statuses": STATUSES})
+    asked = p.q or p.filters.source_status
+    page = await _search(state, p, artifacts=True) if asked else None
+    older = await _older(state, p, artifacts=True)
+    context = {"p": p, "page": page, "older": older, "statuses": STATUSES}
+    return render(request, "search.html", context | {"source_states": SOURCE_STATES})
 
 
 async def _stats(state: WebState) -> dict[str, Any]:
@@ -230,15 +267,17 @@ async def _stats(state: WebState) -> dict[str, Any]:
         "domains": [],
         "failures": [],
         "backlog": {"queued": 0, "running": 0, "oldest_queued_at": None},
+        "gone_by_platform": {},
     }
     data = await state.db.read(stats_queries.stats, empty)
     state.cache["stats"] = (time.monotonic(), data)
     return data
 
 
-@router.get("/stats.json", summary="Counts, failures by error code, backlog")
+@router.get("/stats.json", summary="Counts, failures by error code, backlog, gone originals")
 async def stats_json(state: State) -> Response:
-    """Links by status, the top domains, failed hook runs by error code, the job backlog."""
+    """Links by status, the top domains, failed hook runs by error code, the job backlog,
+    links whose originals are gone by platform."""
     return json_response(await _stats(state))
 
 

@@ -1,0 +1,1 @@
+"""Liveness checks of archived originals: the schedule, the verdict rule."""
