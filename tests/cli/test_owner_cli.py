@@ -145,6 +145,37 @@ def test_status_shows_the_running_stack(up: Up) -> None:
     assert "COMMANDS/writer-commands" in status["backlog"]
     assert "failures_last_hour" in status and "oldest_pending" in status
     assert "jobs" in status
+    assert set(status["liveness"]) == {"watched", "due", "running", "checked_last_day",
+                                       "verdicts"}  # fmt: skip
+
+
+def test_check_asks_the_original_now_and_shows_the_evidence(up: Up) -> None:
+    url = f"{up.pages.base}/page/checked"
+    up.pages.routes["/page/checked"] = Reply(b"<html><body>a page to check</body></html>")
+    added = up.dla("add", url, "--json", "--timeout", "120")
+    assert added.returncode == 0, added.stdout + added.stderr
+    link_id = json.loads(added.stdout)[0]["link_id"]
+
+    present = up.dla("check", url)
+    assert present.returncode == 0, present.stderr
+    assert f"link {link_id}: present (online, via http)" in present.stdout
+
+    up.pages.routes["/page/checked"] = Reply(b"gone", 404, {"Content-Type": "text/plain"})
+    gone = up.dla("check", str(link_id), "--json")
+    assert gone.returncode == 0, gone.stderr
+    status = json.loads(gone.stdout)
+    newest = status["observations"][0]
+    assert (newest["answer"], newest["status"], newest["via"]) == ("gone", 404, "http")
+    assert status["state"] == "unknown", "a bare 404 waits LIVENESS_CONFIRM_SECONDS"
+    assert status["reason"] == "HTTP 404: not yet confirmed"
+
+    status_now = json.loads(up.dla("status", "--json").stdout)["liveness"]
+    assert status_now["watched"] >= 1 and status_now["checked_last_day"].get("gone", 0) >= 1
+    assert "liveness checks:" in up.dla("status").stdout
+
+    unknown = up.dla("check", "https://never.example/archived")
+    assert unknown.returncode == 5
+    assert "no link" in one_line_error(unknown)
 
 
 def test_takedown_removes_a_link_from_everything(up: Up, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ each word becomes a quoted FTS5 string, so quotes, ``AND``/``OR``/``NOT``/``NEAR
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
 from typing import Any, Literal
@@ -146,6 +146,8 @@ class SearchPage:
     total: int
     total_capped: bool
     next: Cursor | int | None
+    older: list[dict[str, Any]] = field(default_factory=list)
+    """Links only an older capture of which holds the words (first pages, when asked)."""
 
 
 MATCH = literal_column("link_text_fts").op("MATCH")(param("match"))
@@ -206,9 +208,11 @@ def search(
     cursor: int | None = None,
     offset: int = 0,
     artifacts: bool = False,
+    older: bool = False,
 ) -> SearchPage:
     """Matching listed links: newest first (cursor = last link id) or by relevance (offset).
-    ``artifacts`` attaches each result's artifacts and video flag (the page's badges)."""
+    ``artifacts`` attaches each result's artifacts and video flag (the page's badges);
+    ``older``, on a first page, also the links only an older capture of which matches."""
     match = fts_query(text, filters.domain)
     if match is None:
         if filters.source_status and sort == "newest":
@@ -228,7 +232,10 @@ def search(
     nxt: Cursor | int | None = None
     if more:
         nxt = offset + limit if sort == "relevance" else rows[-1]["id"]
-    return SearchPage(rows, min(total, TOTAL_CAP), total > TOTAL_CAP, nxt)
+    found = []
+    if older and cursor is None and offset == 0:
+        found = older_captures(conn, text, filters, artifacts=artifacts)
+    return SearchPage(rows, min(total, TOTAL_CAP), total > TOTAL_CAP, nxt, found)
 
 
 @cache

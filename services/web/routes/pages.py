@@ -30,7 +30,6 @@ from services.web.queries.search import (
     Filters,
     SearchPage,
     Sort,
-    older_captures,
     search,
 )
 from services.web.reader import reader_view
@@ -218,17 +217,9 @@ async def _search(state: WebState, p: SearchParams, *, artifacts: bool = False) 
             cursor=None if relevance else p.cursor,
             offset=(p.cursor or 0) if relevance else 0,
             artifacts=artifacts,
+            older=True,
         ),
         SearchPage([], 0, False, None),
-    )
-
-
-async def _older(state: WebState, p: SearchParams, *, artifacts: bool = False) -> list[Any]:
-    """Links only an older capture of which has the words (a results page's first page)."""
-    if not p.q or p.cursor is not None:
-        return []
-    return await state.db.read(
-        lambda c: older_captures(c, p.q, p.filters, artifacts=artifacts), no_rows()
     )
 
 
@@ -237,14 +228,13 @@ async def search_json(state: State, p: Search) -> Response:
     """FTS over title, URL and archived text; every word must match. The first page also
     lists `older_captures`: links only an older capture of which holds the words."""
     page = await _search(state, p)
-    older = await _older(state, p)
     return json_response(
         {
             "results": [serialize.search_hit(r) for r in page.results],
             "total": page.total,
             "total_capped": page.total_capped,
             "next": None if page.next is None else str(page.next),
-            "older_captures": [serialize.older_hit(r) for r in older],
+            "older_captures": [serialize.older_hit(r) for r in page.older],
         }
     )
 
@@ -253,7 +243,7 @@ async def search_json(state: State, p: Search) -> Response:
 async def search_page(request: Request, state: State, p: Search) -> Response:
     asked = p.q or p.filters.source_status
     page = await _search(state, p, artifacts=True) if asked else None
-    older = await _older(state, p, artifacts=True)
+    older = page.older if page else []
     context = {"p": p, "page": page, "older": older, "statuses": STATUSES}
     return render(request, "search.html", context | {"source_states": SOURCE_STATES})
 
