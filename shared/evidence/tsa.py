@@ -115,6 +115,11 @@ def check(
     try:
         builder.build().verify_message(resp, message)
     except (VerificationError, ValueError) as exc:
+        if "certificate verify error" in str(exc):  # OpenSSL's words for a chain it cannot trust
+            raise TimestampError(
+                "token does not verify: its authority's certificate does not chain to a trusted"
+                " root (the system's, or TSA_CA_FILE's)"
+            ) from exc
         raise TimestampError(f"token does not verify: {str(exc)[:200]}") from exc
     gen = resp.tst_info.gen_time
     gen = gen if gen.tzinfo else gen.replace(tzinfo=UTC)
