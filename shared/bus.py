@@ -1,9 +1,12 @@
-"""NATS JetStream plumbing: connect, declare streams and consumers, publish, fetch."""
+"""NATS JetStream plumbing: connect, declare streams and consumers, publish, fetch, and settle
+a job message (accept or terminate, nak later, hand back)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from typing import TypeVar
 
 import nats
 from nats.aio.client import Client
@@ -12,6 +15,7 @@ from nats.errors import ConnectionClosedError, NoServersError
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, StreamConfig
 from nats.js.errors import NotFoundError
+from pydantic import ValidationError
 
 from shared.errors import BusError
 from shared.messages import Message
@@ -20,6 +24,7 @@ from shared.subjects import STREAMS, ConsumerSpec
 log = logging.getLogger(__name__)
 
 PullSub = JetStreamContext.PullSubscription
+M = TypeVar("M", bound=Message)
 
 
 async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Client:
@@ -127,3 +132,29 @@ async def keep_in_progress(msg: Msg, every: float) -> None:
             await msg.in_progress()
         except Exception as exc:  # a lost in-progress ack only risks a redelivery
             log.debug("in_progress failed: %s", exc)
+
+
+async def accept(msg: Msg, model: type[M], what: str) -> M | None:
+    """The message's payload as `model`; one that violates it is terminated (never
+    redelivered), logged, and None."""
+    try:
+        return model.model_validate_json(msg.data)
+    except ValidationError as exc:
+        log.error("terminating invalid %s message: %s; data=%r", what, exc, msg.data[:200])
+        await msg.term()
+        return None
+
+
+async def nak_later(msg: Msg, delay: float) -> None:
+    """Have JetStream redeliver the message after `delay` seconds."""
+    try:
+        await msg.nak(delay=delay)
+    except Exception as exc:  # redelivery after ack_wait covers a lost nak
+        log.warning("nak failed: %s", exc)
+
+
+async def hand_back(msg: Msg) -> None:
+    """The worker is stopping: the message goes back at once, for another worker (a lost nak
+    only delays it to the ack wait)."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(msg.nak(), 2)

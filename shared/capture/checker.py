@@ -11,18 +11,15 @@ nothing in the writer (its message id is the check's).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from pydantic import ValidationError
 
 from shared import bus
 from shared.capture.metrics import CHECK_SECONDS
-from shared.capture.worker import nak_later
 from shared.errors import BusError
 from shared.liveness.check import Checker
 from shared.messages import LivenessCheck, LivenessResult
@@ -86,14 +83,13 @@ async def process(
                  result.reason, status, change)  # fmt: skip
     except BusError as exc:
         log.warning("check %d of link %d: result not sent (%s); retried", job.seq, job.link_id, exc)
-        await nak_later(msg, cfg.nak_delay_s)
+        await bus.nak_later(msg, cfg.nak_delay_s)
     except asyncio.CancelledError:  # the worker is stopping: the check goes back at once
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(msg.nak(), 2)
+        await bus.hand_back(msg)
         raise
     except Exception as exc:  # a bug in a check: the job comes back later, the worker lives on
         log.exception("check %d of link %d failed: %s", job.seq, job.link_id, exc)
-        await nak_later(msg, cfg.nak_delay_s)
+        await bus.nak_later(msg, cfg.nak_delay_s)
     finally:
         heartbeat.cancel()
 
@@ -111,11 +107,8 @@ async def run_checker(
             await asyncio.wait(running, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
             continue
         for msg in await bus.fetch(sub, free, timeout=1.0):
-            try:
-                job = LivenessCheck.model_validate_json(msg.data)
-            except ValidationError as exc:
-                log.error("terminating invalid check message: %s; data=%r", exc, msg.data[:200])
-                await msg.term()
+            job = await bus.accept(msg, LivenessCheck, "check")
+            if job is None:
                 continue
             task = asyncio.create_task(process(cfg, js, checker, msg, job))
             running.add(task)

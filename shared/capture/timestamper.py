@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import logging
 import re
+import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,6 @@ import httpx
 from cryptography import x509
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from pydantic import ValidationError
 
 from shared import bus
 from shared.capture.artifacts import artifact_key
@@ -145,7 +145,7 @@ class Timestamper:
             await asyncio.to_thread(check_wacz, verdict, out, self.roots, WACZ_PATH)
             size, digest = await self.store.put_file(job.wacz_key, out, "application/wacz")
         finally:
-            await asyncio.to_thread(_remove_tree, folder)
+            await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
         return ArtifactRecord(
             plugin=EVIDENCE_PLUGIN, kind="wacz", path=WACZ_PATH, s3_key=job.wacz_key,
             content_type="application/wacz", bytes=size, sha256=digest,
@@ -170,19 +170,10 @@ class Timestamper:
         )  # fmt: skip
 
 
-def _remove_tree(folder: Path) -> None:
-    import shutil
-
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 async def handle(ts: Timestamper, js: JetStreamContext, msg: Msg, nak_delay_s: float) -> None:
     """One job message to its ack (result stored), term (invalid) or nak (S3/NATS down)."""
-    try:
-        job = TimestampJob.model_validate_json(msg.data)
-    except ValidationError as exc:
-        log.error("terminating invalid timestamp job: %s", str(exc)[:300])
-        await msg.term()
+    job = await bus.accept(msg, TimestampJob, "timestamp job")
+    if job is None:
         return
     try:
         result = await ts.run(job)
@@ -190,10 +181,7 @@ async def handle(ts: Timestamper, js: JetStreamContext, msg: Msg, nak_delay_s: f
         await msg.ack_sync()
     except (StorageError, BusError) as exc:
         log.warning("timestamp job of %s retried in %.0fs: %s", job.snapshot_id, nak_delay_s, exc)
-        try:
-            await msg.nak(delay=nak_delay_s)
-        except Exception as nak_exc:  # redelivery after ack_wait covers a lost nak
-            log.warning("nak failed: %s", nak_exc)
+        await bus.nak_later(msg, nak_delay_s)
 
 
 async def run_timestamper(

@@ -1,0 +1,53 @@
+"""How one capture worker process runs (the archiver's or the media service's)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.hooks.limits import HookLimits
+from shared.hooks.records import BinaryRecord
+from shared.subjects import ConsumerSpec
+
+SnapshotSession = Callable[[Path], AbstractAsyncContextManager[Mapping[str, str]]]
+"""Opens per-snapshot resources for the hooks; yields extra env for them."""
+
+
+@dataclass
+class WorkerConfig:
+    """How one worker process runs."""
+
+    service: str
+    consumer: ConsumerSpec
+    plugins_dirs: Sequence[Path]
+    scratch_dir: Path
+    s3_prefix: str
+    concurrency: int = 2
+    long_job_s: float = 0.0
+    """A job running this long stops holding a slot, and its host's other jobs are deferred
+    while it runs (0 = never)."""
+    max_long_jobs: int = 0
+    """Long jobs set aside from the slots at once (what runs is at most concurrency + this)."""
+    stop_drain_s: float = 5.0
+    """On a stop, seconds the jobs under way get to finish before they are cancelled (their
+    hooks killed, contexts closed) and nak'ed for another worker."""
+    only_plugins: Collection[str] | None = None
+    skip_plugins: Collection[str] = ()
+    hook_env: dict[str, str] = field(default_factory=dict)
+    nak_delay_s: float = 30.0
+    limits: HookLimits = field(default_factory=HookLimits)
+    """Memory and CPU-time limits of every hook process."""
+    binaries: list[BinaryRecord] | None = None
+    """What detect_binaries() found at worker start; None = look up per snapshot."""
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    snapshot_session: SnapshotSession | None = None
+    """Per-snapshot resources for the hooks (the archiver's browser page): entered around
+    the hook run with the snapshot folder, yields extra env for every hook."""
+    evidence: bool = True
+    """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence.py)."""
+    wacz: bool = True
+    """WACZ_ENABLED: the WACZ beside the manifest."""
