@@ -193,6 +193,7 @@ class HookTimer:
 async def hook_overhead(broker: BrowserBroker, base: str, work: Path, n: int) -> dict[str, float]:
     """Median ms of a browser hook (spawn to record) and of the evaluate it asks for."""
     from services.archiver.egress import EgressPolicy
+    from services.archiver.pageops import evaluate
     from services.archiver.pageserver import page_socket
     from services.archiver.pagesession import PageOptions, PageSession
 
@@ -218,7 +219,7 @@ async def hook_overhead(broker: BrowserBroker, base: str, work: Path, n: int) ->
         evals = []
         for _ in range(n):
             t = time.perf_counter()
-            await session.op_evaluate({"expression": "1"})
+            await evaluate(session, {"expression": "1"})
             evals.append(1000 * (time.perf_counter() - t))
     finally:
         await session.close()

@@ -21,6 +21,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from services.archiver.browser import BrowserBroker
+from services.archiver.pageops import OPERATIONS
 from services.archiver.pagesession import OpError, PageOptions, PageSession
 from shared import pageclient as proto
 
@@ -114,11 +115,11 @@ class PageServer:
             return self._error(req_id, proto.E_BAD_REQUEST, "timeout must be a number")
         req["timeout"] = timeout
         req["deadline"] = time.monotonic() + timeout
-        handler = getattr(self.session, f"op_{op}")
+        handler = OPERATIONS[op]
         try:
             async with asyncio.timeout(timeout):
                 async with self.session.lock:
-                    result = await handler(req)
+                    result = await handler(self.session, req)
         except OpError as exc:
             return self._error(req_id, exc.code, str(exc))
         except TimeoutError:
