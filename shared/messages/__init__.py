@@ -1,0 +1,62 @@
+"""One pydantic model per NATS subject; payloads are JSON.
+
+Every message knows its own ``Nats-Msg-Id`` (derived from its content or ids) so that
+JetStream drops duplicates of retried publishes. The models live by stream: `feed`,
+`capture`, `evidence`, `liveness`, `commands`; every one is imported from here.
+"""
+
+from shared.messages.base import Message
+from shared.messages.capture import (
+    AttemptReport,
+    CaptureDone,
+    CaptureEvent,
+    CaptureJob,
+    HostReleased,
+    WorkerBinaries,
+)
+from shared.messages.commands import (
+    CheckCommand,
+    Command,
+    ExcludeCommand,
+    RearchiveCommand,
+    RetryCommand,
+    SubmitCommand,
+    TakedownCommand,
+)
+from shared.messages.evidence import (
+    EvidenceReport,
+    TimestampJob,
+    TimestampOutcome,
+    TimestampResult,
+    Verdict,
+)
+from shared.messages.feed import FeedGap, FeedPost, LinkOccurrence
+from shared.messages.liveness import Answer, LivenessCheck, LivenessResult
+
+__all__ = [
+    "Answer",
+    "AttemptReport",
+    "CaptureDone",
+    "CaptureEvent",
+    "CaptureJob",
+    "CheckCommand",
+    "Command",
+    "EvidenceReport",
+    "ExcludeCommand",
+    "FeedGap",
+    "FeedPost",
+    "HostReleased",
+    "LinkOccurrence",
+    "LivenessCheck",
+    "LivenessResult",
+    "Message",
+    "RearchiveCommand",
+    "RetryCommand",
+    "SubmitCommand",
+    "TakedownCommand",
+    "TimestampJob",
+    "TimestampOutcome",
+    "TimestampResult",
+    "Verdict",
+    "WorkerBinaries",
+]

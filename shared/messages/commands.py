@@ -1,0 +1,88 @@
+"""What a person or an admin asks (`cmd.*`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from shared.messages.base import Message
+
+
+class Command(Message):
+    """What every command of a person (`cmd.*`) carries; its Nats-Msg-Id is
+    `<PREFIX>:<request_id>`."""
+
+    PREFIX: ClassVar[str]
+    request_id: str
+    """Unique id of the request."""
+    requested_at: datetime
+    """When."""
+
+    def msg_id(self) -> str:
+        return f"{self.PREFIX}:{self.request_id}"
+
+
+class SubmitCommand(Command):
+    """``cmd.submit``: a person asked to archive a URL."""
+
+    PREFIX = "submit"
+
+    url: str
+    """The URL as submitted."""
+
+
+class RearchiveCommand(Command):
+    """``cmd.rearchive``: a person asked to capture a known link again now."""
+
+    PREFIX = "rearchive"
+
+    link_id: int
+    """The link."""
+
+
+class TakedownCommand(Command):
+    """``cmd.takedown``: an admin took a link down (hidden everywhere, objects removed)."""
+
+    PREFIX = "takedown"
+
+    link_id: int
+    """The link."""
+    reason: str
+    """Why (kept in the audit table, never public)."""
+    admin: str
+    """The name of the admin token that asked (never the secret)."""
+
+
+class ExcludeCommand(Command):
+    """``cmd.exclude``: an admin excluded a domain (and its subdomains) from archiving."""
+
+    PREFIX = "exclude"
+
+    domain: str
+    """The domain, lower-case, no scheme."""
+    reason: str = ""
+    """Why."""
+    admin: str
+    """The name of the admin token that asked."""
+
+
+class RetryCommand(Command):
+    """``cmd.retry``: an admin asked to capture failed links again now."""
+
+    PREFIX = "retry"
+
+    domain: str | None = None
+    """Only links of this domain (and its subdomains)."""
+    since: datetime | None = None
+    """Only links that failed at or after this time."""
+    admin: str
+    """The name of the admin token that asked."""
+
+
+class CheckCommand(Command):
+    """``cmd.check``: an operator asked to check a link's original now (`dla check`)."""
+
+    PREFIX = "checknow"
+
+    link_id: int
+    """The link."""
