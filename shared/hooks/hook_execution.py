@@ -9,11 +9,9 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -23,17 +21,16 @@ from shared.hooks.binary_detection import binary_env_name, read_binaries, search
 from shared.hooks.config import env_prefix, load_plugin_config
 from shared.hooks.discovery import HookSpec
 from shared.hooks.error_codes import BINARY_MISSING, What, code, retry_worthy
-from shared.hooks.host import HookHost
+from shared.hooks.hook_context import HookOutcome, RunContext
 from shared.hooks.limits import HookLimits
 from shared.hooks.records import (
     ArchiveResultRecord,
-    BinaryRecord,
     HookRecord,
     PostRecord,
     SnapshotRecord,
     parse_record,
 )
-from shared.hooks.retry import MAX_ATTEMPTS, next_retry_at
+from shared.hooks.retry import next_retry_at
 from shared.hooks.spawn import (
     HookProcess,
     OutputStreams,
@@ -48,71 +45,6 @@ log = logging.getLogger(__name__)
 
 LOGGED_BAD_LINES = 3
 """Invalid stdout lines logged per hook; the rest are only counted."""
-
-
-class HookObserver(Protocol):
-    """What the runner reports to while a snapshot runs (the archiver implements it).
-
-    Per hook, in order: `record(queued ArchiveResult)` for every hook before any runs;
-    `record(started ArchiveResult)` as it starts (not for a hook skipped before starting);
-    `record(...)` for each record the hook prints, as it arrives (ArchiveResults among them
-    are the hook's claims, with plugin/hook filled in; they are provisional); finally
-    `hook_finished(final ArchiveResult)`, exactly once, which is NOT repeated through
-    `record()`. Calls are awaited: a slow observer slows the hook's stdout (backpressure),
-    never loses records. If a call raises, the snapshot's hooks are stopped and the error
-    propagates out of run_snapshot.
-    """
-
-    async def record(self, hook: HookSpec, record: HookRecord) -> None:
-        """A record, as it arrives: queued/started ArchiveResults, then the hook's own."""
-
-    async def hook_finished(
-        self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
-    ) -> None:
-        """The hook's final ArchiveResult; its files (and stderr log) are in `output_dir`."""
-
-
-@dataclass(frozen=True)
-class HookOutcome:
-    """How one hook ended."""
-
-    hook: HookSpec
-    """The hook."""
-    result: ArchiveResultRecord
-    """Final ArchiveResult (status succeeded | failed | skipped)."""
-    output_dir: Path
-    """The hook's working dir, `out_dir/<plugin>/`."""
-    hard_failure: bool = False
-    """Non-zero exit, timeout or spawn error (as opposed to a reported, soft failure)."""
-
-    @property
-    def retry(self) -> bool:
-        """True when the hook should run again later (hard failure with attempts left)."""
-        return self.result.retry_at is not None
-
-
-@dataclass
-class RunContext:
-    """What every hook of one snapshot shares."""
-
-    snapshot_id: str
-    url: str
-    out_dir: Path
-    env: Mapping[str, str]
-    extra_args: Sequence[str]
-    plugins: Sequence[str]
-    attempt: int
-    observer: HookObserver
-    kill_grace: float
-    host: HookHost | None
-    binaries: Mapping[str, BinaryRecord] | None
-    background_tasks: set[asyncio.Task[object]] = field(default_factory=set)
-    max_attempts: int = MAX_ATTEMPTS
-    """Attempts in all (the writer's MAX_ATTEMPTS): the last one sets no retry_at."""
-    limits: HookLimits = field(default_factory=HookLimits)
-    """Memory and CPU-time limits of each hook process."""
-    finished: dict[str, list[ArchiveResultRecord]] = field(default_factory=dict)
-    """Final results so far, by plugin (a reader looks up its sources here)."""
 
 
 def _fmt_seconds(value: float) -> str:

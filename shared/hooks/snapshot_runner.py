@@ -104,7 +104,8 @@ from pathlib import Path
 from shared import processes
 from shared.hooks import reaping
 from shared.hooks.discovery import HookSpec, discover_hooks
-from shared.hooks.hook_execution import HookObserver, HookOutcome, HookRun, RunContext
+from shared.hooks.hook_context import HookObserver, HookOutcome, RunContext
+from shared.hooks.hook_execution import HookRun
 from shared.hooks.host import shared_host
 from shared.hooks.limits import HookLimits
 from shared.hooks.records import BinaryRecord, SnapshotStatus
