@@ -22,6 +22,7 @@ from shared import admin_tokens
 from shared.settings import CommonSettings
 
 STACK_FILE = "stack.json"
+DOWNLOAD_CHUNK = 1 << 20
 
 
 class CliSettings(CommonSettings):
@@ -72,6 +73,7 @@ class StackClient:
             info.get("nats_url") or self.settings.nats_url
         )
         self._http: httpx.Client | None = None
+        self._files: httpx.Client | None = None
 
     def _stack_file(self) -> dict[str, Any]:
         try:
@@ -108,8 +110,9 @@ class StackClient:
         return self._http
 
     def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
+        for http in (self._http, self._files):
+            if http is not None:
+                http.close()
 
     def request(self, method: str, path: str, **kw: Any) -> httpx.Response:
         """One request; errors become CliError with the right exit code."""
@@ -165,6 +168,20 @@ class StackClient:
                 f"the web API at {self.web_url} stopped answering ({type(exc).__name__})",
                 Exit.UNREACHABLE,
             ) from None
+
+    def download(self, url: str) -> Iterator[bytes]:
+        """A public artifact's bytes through the web, following its redirect to S3 (one
+        client for every file of the command; no admin token is sent)."""
+        if self._files is None:
+            self._files = httpx.Client(
+                base_url=self.web_url,
+                follow_redirects=True,
+                timeout=self.settings.cli_timeout_seconds,
+            )
+        with self._files.stream("GET", url) as resp:
+            if resp.status_code != 200:
+                raise CliError(f"GET {url} answered {resp.status_code}", Exit.FAILED)
+            yield from resp.iter_bytes(DOWNLOAD_CHUNK)
 
     def _raise_for(self, resp: httpx.Response, path: str) -> None:
         if resp.status_code == 404:

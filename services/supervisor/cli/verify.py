@@ -12,11 +12,9 @@ system's roots plus TSA_CA_FILE. One line per check, exit 1 on any mismatch.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-import httpx
 import typer
 
 from services.supervisor.cli.errors import CliError, Exit
@@ -34,26 +32,10 @@ from shared.evidence.verify import (
     file_chunks,
 )
 
-CHUNK = 1 << 20
-
-
-def download(client: StackClient, url: str) -> Iterator[bytes]:
-    """An artifact's bytes through the web (following its redirect to S3)."""
-    with (
-        httpx.Client(
-            base_url=client.web_url,
-            follow_redirects=True,
-            timeout=client.settings.cli_timeout_seconds,
-        ) as http,
-        http.stream("GET", url) as resp,
-    ):
-        if resp.status_code != 200:
-            raise CliError(f"GET {url} answered {resp.status_code}", Exit.FAILED)
-        yield from resp.iter_bytes(CHUNK)
-
 
 def fetch(client: StackClient, url: str) -> bytes:
-    return b"".join(download(client, url))
+    """A small artifact (a manifest, a token) whole."""
+    return b"".join(client.download(url))
 
 
 def artifact_urls(link: dict[str, Any], snapshot_id: str) -> dict[tuple[str, str], str]:
@@ -79,12 +61,12 @@ def verify_link(verdict: Verdict, link_id: int, roots: list[Any]) -> None:
         urls = artifact_urls(link, manifest.snapshot_id)
         for entry in manifest.artifacts:
             url = urls.get((entry.plugin, entry.path))
-            check_artifact(verdict, entry, download(client, url) if url else None)
+            check_artifact(verdict, entry, client.download(url) if url else None)
         if ev.get("wacz_url"):
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "capture.wacz"
                 with path.open("wb") as f:
-                    for chunk in download(client, ev["wacz_url"]):
+                    for chunk in client.download(ev["wacz_url"]):
                         f.write(chunk)
                 check_wacz(verdict, path, roots, "capture.wacz")
         for t in ev.get("timestamps", []):
@@ -134,7 +116,7 @@ def from_archive(
             urls = artifact_urls(link, manifest.snapshot_id)
             for entry in missing:
                 url = urls.get((entry.plugin, entry.path))
-                check_artifact(verdict, entry, download(client, url) if url else None)
+                check_artifact(verdict, entry, client.download(url) if url else None)
             ev = link.get("evidence") or {}
             if want_tokens and ev.get("fingerprint") == fingerprint(data):
                 for t in ev.get("timestamps", []):
