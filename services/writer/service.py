@@ -73,7 +73,7 @@ class Writer:
         self._queue: asyncio.Queue[list[Msg]] = asyncio.Queue(maxsize=2 * len(WRITER_CONSUMERS))
         self._db_error: str | None = None
         self.housekeeping = Housekeeping(settings, self.with_conn)
-        self.budget = HostBudget(settings.liveness_host_checks_per_hour)
+        self.budget = HostBudget(self.policy.liveness.host_per_hour)
         """Liveness checks dispatched per domain this hour (LIVENESS_HOST_CHECKS_PER_HOUR)."""
         self._wake = asyncio.Event()
         """Set when a slot may have freed (a job released its host or ended): the scheduler
