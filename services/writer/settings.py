@@ -12,12 +12,13 @@ from services.writer.liveness.rules import DEFAULT_SCHEDULE, LivenessRules
 from services.writer.liveness.schedule import parse_schedule
 from services.writer.liveness.verdict import Windows
 from services.writer.tombstones import TombstoneKey
+from shared.capture.settings import ConcurrencySettings
 from shared.domain_policy_settings import DomainPolicySettings
 from shared.evidence.settings import EvidenceSettings
 from shared.hooks.retry import MAX_ATTEMPTS
 
 
-class WriterSettings(DomainPolicySettings, EvidenceSettings):
+class WriterSettings(DomainPolicySettings, EvidenceSettings, ConcurrencySettings):
     """Settings of the writer."""
 
     cache_window_seconds: int = Field(
@@ -31,9 +32,6 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings):
     )
     per_domain_concurrency: int = Field(
         1, ge=1, description="Capture jobs in flight at once per registrable domain."
-    )
-    media_concurrency: int = Field(
-        1, ge=1, description="Media jobs in flight at once, across every media worker."
     )
     media_jobs_enabled: bool = Field(
         True, description="Give video links and pages showing a video a media job (yt-dlp)."
@@ -116,9 +114,6 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings):
         3600,
         ge=0,
         description="The same for the platform's own tombstone (removed, deleted, suspended).",
-    )
-    liveness_concurrency: int = Field(
-        8, ge=1, description="Liveness checks in flight at once, across every archiver."
     )
     liveness_host_checks_per_hour: int = Field(
         60,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.evidence.settings import EvidenceSettings
 from shared.settings import CommonSettings, CsvList, split_csv
@@ -12,7 +13,26 @@ from shared.settings import CommonSettings, CsvList, split_csv
 REPO_PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 
 
-class WorkerSettings(CommonSettings, EvidenceSettings):
+class ConcurrencySettings(BaseSettings):
+    """Concurrency settings read by the workers and the writer alike, each in its own way."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
+
+    media_concurrency: int = Field(
+        1,
+        ge=1,
+        description="Media jobs one media worker runs at once; for the writer, the media jobs in"
+        " flight across every media worker.",
+    )
+    liveness_concurrency: int = Field(
+        8,
+        ge=1,
+        description="Liveness checks one archiver runs at once (beside its snapshots); for the"
+        " writer, the checks in flight across every archiver.",
+    )
+
+
+class WorkerSettings(CommonSettings, EvidenceSettings, ConcurrencySettings):
     """Settings of one archiver or media worker process."""
 
     plugins_dir: Path = Field(REPO_PLUGINS, description="Folder holding the plugin folders.")
@@ -33,13 +53,6 @@ class WorkerSettings(CommonSettings, EvidenceSettings):
         ge=0,
         description="Long snapshots set aside from the slots at once: an archiver runs at most"
         " ARCHIVER_CONCURRENCY + this many snapshots.",
-    )
-    media_concurrency: int = Field(1, ge=1, description="Media jobs one media worker runs at once.")
-    liveness_concurrency: int = Field(
-        8,
-        ge=1,
-        description="Liveness checks one archiver runs at once (beside its snapshots); for the"
-        " writer, the checks in flight across every archiver.",
     )
     worker_stop_drain_seconds: float = Field(
         5,
