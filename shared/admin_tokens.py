@@ -41,12 +41,6 @@ def parse(admin_tokens: str | None, admin_token: str | None) -> dict[str, str]:
     return tokens
 
 
-def from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The tokens named by ADMIN_TOKENS / ADMIN_TOKEN in env (default os.environ)."""
-    env = os.environ if env is None else env
-    return parse(env.get("ADMIN_TOKENS"), env.get("ADMIN_TOKEN"))
-
-
 def name_of(tokens: Mapping[str, str], given: str) -> str | None:
     """The name of the token `given` is (constant-time compare), or None."""
     found = None

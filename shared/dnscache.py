@@ -66,8 +66,6 @@ class DnsCache:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(workers)
         self._inflight: dict[tuple[asyncio.AbstractEventLoop, str], asyncio.Future[Answer]] = {}
-        self.lookups = 0
-        """Calls of the lookup function (cache misses), for tests and metrics."""
 
     def clear(self) -> None:
         """Forget every answer (a new lookup function, new settings)."""
@@ -98,7 +96,6 @@ class DnsCache:
 
     def _call(self, lookup: Lookup, host: str, port: int) -> Answer:
         """Run the lookup and cache what it says."""
-        self.lookups += 1
         try:
             with self._slots:
                 addresses = tuple(lookup(host, port))

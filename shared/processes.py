@@ -150,11 +150,6 @@ def tree_pss_bytes(root: int) -> int:
     return pss_bytes(descendants(root))
 
 
-def data_bytes() -> int:
-    """This process's data memory (data segment and stack: what RLIMIT_DATA bounds)."""
-    return int(psutil.Process().memory_info().data)
-
-
 def unshared_resident_bytes(pid: int) -> int:
     """RssAnon + RssShmem of a process, 0 when it is gone (read from /proc/<pid>/status:
     psutil has no such figure, see the module docstring)."""

@@ -45,7 +45,6 @@ from shared.targets import check_target
 
 METADATA_SUFFIXES = (".info.json", ".description", ".vtt", ".srt", ".ass", ".ttml")
 THUMB_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
-SUB_SUFFIXES = (".vtt", ".srt")
 LOG_SUFFIX = ".stderr.log"
 
 
@@ -145,11 +144,6 @@ def delete_partial(cwd: Path, finished: set[str], *, keep_media: bool) -> list[s
         path.unlink(missing_ok=True)
         deleted.append(name)
     return deleted
-
-
-def sub_lang(path: Path, stem: str) -> str:
-    """The language part of `<stem>.<lang>.vtt`."""
-    return path.name[len(stem) + 1 :].rsplit(".", 1)[0]
 
 
 def media_records(cwd: Path, *, downloaded: bool) -> list[MediaRecord]:

@@ -45,15 +45,6 @@ class DataDirLock:
         self._fd = fd
         return self
 
-    def held_by_other(self) -> str | None:
-        """Who holds the lock, or None if nobody does (checks without keeping it)."""
-        try:
-            self.acquire("a check")
-        except DataDirBusy as exc:
-            return str(exc)
-        self.release()
-        return None
-
     def release(self) -> None:
         """Drop the lock."""
         if self._fd is not None:

@@ -45,8 +45,6 @@ from services.writer.clock import iso, parse
 from services.writer.job_policy import Decision, LinkState
 from services.writer.metrics import JOB_OUTCOMES, POLICY_DECISIONS
 
-ACTIVE = ("queued", "running")
-
 
 def new_snapshot_id() -> str:
     """A UUIDv7 as 32 hex digits: unique, and time-ordered so that inserts append to the

@@ -173,11 +173,3 @@ def with_proofs(src: Path, out: Path, proofs: Sequence[TimestampProof]) -> None:
         new.writestr(
             _zinfo(DIGEST_ENTRY, deflate=True), _digest(package_bytes, manifest_bytes, proofs)
         )
-
-
-def proofs_in(path: Path) -> list[dict[str, Any]]:
-    """The timestamp entries a WACZ's datapackage-digest.json carries."""
-    with zipfile.ZipFile(path) as z:
-        digest = json.loads(z.read(DIGEST_ENTRY))
-    entries = digest.get("timestamps") or []
-    return [e for e in entries if isinstance(e, dict)]

@@ -24,7 +24,6 @@ PLATFORM = "bluesky"
 BASES: tuple[str, ...] = ("BLUESKY_APPVIEW_URL", "BLUESKY_PLC_URL")
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(r"^/profile/(?P<actor>[^/]+)/post/(?P<rkey>[A-Za-z0-9._:~-]{1,100})/?$")
-THREAD_VIEW = "app.bsky.feed.defs#threadViewPost"
 NOT_FOUND = "app.bsky.feed.defs#notFoundPost"
 BLOCKED = "app.bsky.feed.defs#blockedPost"
 STEP = "appview"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -166,6 +166,3 @@ async def store_media(client: Client, post: Post, folder: Path, prefix: str = "m
                 facts["sha256"],
             )
     return post
-
-
-Recogniser = Callable[[str], PostRef | None]
