@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.http import judge, parse_json
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
-from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
+from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "bluesky"
 BASES: tuple[str, ...] = ("BLUESKY_APPVIEW_URL", "BLUESKY_PLC_URL")
@@ -105,10 +105,6 @@ class Blobs:
         if pds is None:
             return fallback
         return f"{pds}/xrpc/com.atproto.sync.getBlob?{urlencode({'did': did, 'cid': cid})}"
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and value >= 0 else None
 
 
 def _cid(image: Any) -> str | None:
@@ -246,9 +242,9 @@ async def from_view(blobs: Blobs, view: dict[str, Any]) -> Post:
         else None,
         media=await _media(blobs, did, url, embed, record.get("embed")),
         counts=Counts(
-            likes=_count(view.get("likeCount")),
-            reposts=_count(view.get("repostCount")),
-            replies=_count(view.get("replyCount")),
+            likes=count(view.get("likeCount")),
+            reposts=count(view.get("repostCount")),
+            replies=count(view.get("replyCount")),
         ),
         quoted=await _quoted(blobs, embed),
         source=STEP,

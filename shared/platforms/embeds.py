@@ -15,7 +15,7 @@ from shared.platforms import ytdlp
 from shared.platforms.chain import Context, PostRef
 from shared.platforms.http import Answer, get_json, judge
 from shared.platforms.outcome import StepOutcome, present, unknown
-from shared.platforms.post import Author, Post, PostMedia
+from shared.platforms.post import Author, Post, PostMedia, count
 
 
 async def ytdlp_step(ctx: Context, ref: PostRef) -> StepOutcome:
@@ -64,8 +64,8 @@ def from_oembed(ref: PostRef, data: dict[str, Any], source: str = "oembed") -> P
             PostMedia(
                 kind="image",
                 url=data["thumbnail_url"],
-                width=_int(data.get("thumbnail_width")),
-                height=_int(data.get("thumbnail_height")),
+                width=count(data.get("thumbnail_width")),
+                height=count(data.get("thumbnail_height")),
             )
         )
     return Post(
@@ -81,12 +81,6 @@ def from_oembed(ref: PostRef, data: dict[str, Any], source: str = "oembed") -> P
         media=media,
         source=source,
     )
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, int):
-        return value
-    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 async def oembed(ctx: Context, ref: PostRef, setting: str, step: str = "oembed") -> StepOutcome:

@@ -160,6 +160,16 @@ _TWITTER_TIME = "%a %b %d %H:%M:%S %z %Y"
 _DIGITS = re.compile(r"^\d{9,13}(\.\d+)?$")
 
 
+def count(value: Any) -> int | None:
+    """A count or a size as a platform's JSON gives it: a non-negative number (an int, a
+    float, digits in a string) as an int; None for anything else (a bool is no count)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float) and value >= 0:
+        return int(value)
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
 def iso_utc(value: Any) -> str | None:
     """A time as ISO 8601 in UTC with a Z: from epoch seconds (or milliseconds), an ISO
     string (any offset), or X's `Wed Oct 10 20:19:24 +0000 2018`. None when unreadable."""

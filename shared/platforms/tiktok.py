@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import oembed, page, ytdlp_step
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
-from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
+from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "tiktok"
 BASES: tuple[str, ...] = ("TIKTOK_WEB_URL", "TIKTOK_OEMBED_URL")
@@ -56,12 +56,6 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, int) and value >= 0:
-        return value
-    return int(value) if isinstance(value, str) and value.isdigit() else None
-
-
 def from_item(item: dict[str, Any], url: str, source: str = "webpage") -> Post:
     """A post from TikTok's item (`itemStruct`): a video, or a photo slideshow's images."""
     author = _dict(item.get("author"))
@@ -79,8 +73,8 @@ def from_item(item: dict[str, Any], url: str, source: str = "webpage") -> Post:
                 PostMedia(
                     kind="image",
                     url=str(urls[0]),
-                    width=_int(image.get("imageWidth")),
-                    height=_int(image.get("imageHeight")),
+                    width=count(image.get("imageWidth")),
+                    height=count(image.get("imageHeight")),
                 )
             )
     if not media and video:
@@ -89,9 +83,9 @@ def from_item(item: dict[str, Any], url: str, source: str = "webpage") -> Post:
                 kind="video",
                 url=url,
                 poster=video.get("originCover") or video.get("cover") or None,
-                width=_int(video.get("width")),
-                height=_int(video.get("height")),
-                duration_s=float(video["duration"]) if _int(video.get("duration")) else None,
+                width=count(video.get("width")),
+                height=count(video.get("height")),
+                duration_s=float(video["duration"]) if count(video.get("duration")) else None,
             )
         )
     post_id = str(item.get("id"))
@@ -114,10 +108,10 @@ def from_item(item: dict[str, Any], url: str, source: str = "webpage") -> Post:
         else None,
         media=media,
         counts=Counts(
-            likes=_int(stats.get("diggCount")),
-            reposts=_int(stats.get("shareCount")),
-            replies=_int(stats.get("commentCount")),
-            views=_int(stats.get("playCount")),
+            likes=count(stats.get("diggCount")),
+            reposts=count(stats.get("shareCount")),
+            replies=count(stats.get("commentCount")),
+            views=count(stats.get("playCount")),
         ),
         source=source,
     )

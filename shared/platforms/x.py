@@ -23,7 +23,7 @@ from yt_dlp.jsinterp import js_number_to_string
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.http import get_json, judge, parse_json
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
-from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
+from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "x"
 BASES: tuple[str, ...] = ("X_SYNDICATION_URL", "FXTWITTER_API_URL")
@@ -103,10 +103,6 @@ def _replied_to(handle: Any, post_id: str, source: str) -> Post:
     )
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and value >= 0 else None
-
-
 def tombstone_reason(text: str) -> str:
     """What X's tombstone words mean: deleted, suspended, not_found, protected."""
     for pattern, reason in TOMBSTONE_REASONS:
@@ -182,10 +178,10 @@ def from_syndication(data: dict[str, Any], source: str = "syndication") -> Post:
         language=_language(data.get("lang")),
         media=media,
         counts=Counts(
-            likes=_count(data.get("favorite_count")),
-            reposts=_count(data.get("retweet_count")),
-            replies=_count(data.get("conversation_count", data.get("reply_count"))),
-            views=_count(video.get("viewCount")) if isinstance(video, dict) else None,
+            likes=count(data.get("favorite_count")),
+            reposts=count(data.get("retweet_count")),
+            replies=count(data.get("conversation_count", data.get("reply_count"))),
+            views=count(video.get("viewCount")) if isinstance(video, dict) else None,
         ),
         parent=parent,
         quoted=quoted,
@@ -237,10 +233,10 @@ def from_fxtwitter(tweet: dict[str, Any], source: str = "fxtwitter") -> Post:
         language=_language(tweet.get("lang")),
         media=media,
         counts=Counts(
-            likes=_count(tweet.get("likes")),
-            reposts=_count(tweet.get("retweets")),
-            replies=_count(tweet.get("replies")),
-            views=_count(tweet.get("views")),
+            likes=count(tweet.get("likes")),
+            reposts=count(tweet.get("retweets")),
+            replies=count(tweet.get("replies")),
+            views=count(tweet.get("views")),
         ),
         parent=parent,
         quoted=from_fxtwitter(quote, source) if isinstance(quote, dict) else None,

@@ -24,7 +24,7 @@ from yt_dlp import YoutubeDL
 from shared.cookies import CookieSet
 from shared.fetching import socket_guard
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
-from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
+from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 from shared.platforms.ytdlp_errors import classify
 
 VIDEO_EXTS = frozenset({"mp4", "webm", "mkv", "mov", "m4v", "flv", "m3u8", "mpd", "ts"})
@@ -150,8 +150,9 @@ def _str(value: Any) -> str | None:
     return str(value).strip() or None if value not in (None, "") else None
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _rank(value: Any) -> float:
+    """A thumbnail's `preference` (yt-dlp ranks with negative numbers too); 0 when absent."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def author_of(info: dict[str, Any]) -> Author:
@@ -197,9 +198,7 @@ def author_of(info: dict[str, Any]) -> Author:
 def _best_thumbnail(info: dict[str, Any]) -> str | None:
     thumbs = [t for t in info.get("thumbnails") or [] if isinstance(t, dict) and t.get("url")]
     if thumbs:
-        best = max(
-            thumbs, key=lambda t: (_int(t.get("width")) or 0, _int(t.get("preference")) or 0)
-        )
+        best = max(thumbs, key=lambda t: (count(t.get("width")) or 0, _rank(t.get("preference"))))
         return str(best["url"])
     return _str(info.get("thumbnail"))
 
@@ -227,9 +226,9 @@ def media_of(info: dict[str, Any], page_url: str) -> list[PostMedia]:
                 kind="video",
                 url=str(info.get("webpage_url") or page_url),
                 poster=poster,
-                width=_int(info.get("width")),
-                height=_int(info.get("height")),
-                duration_s=float(info["duration"]) if _int(info.get("duration")) else None,
+                width=count(info.get("width")),
+                height=count(info.get("height")),
+                duration_s=float(info["duration"]) if count(info.get("duration")) else None,
             )
         ]
     if ext in IMAGE_EXTS and info.get("url"):
@@ -237,8 +236,8 @@ def media_of(info: dict[str, Any], page_url: str) -> list[PostMedia]:
             PostMedia(
                 kind="image",
                 url=str(info["url"]),
-                width=_int(info.get("width")),
-                height=_int(info.get("height")),
+                width=count(info.get("width")),
+                height=count(info.get("height")),
             )
         ]
     media = []
@@ -262,7 +261,7 @@ def _replies(info: dict[str, Any], platform: str, url: str) -> list[Post]:
                 author=Author(name=_str(c.get("author")), id=_str(c.get("author_id"))),
                 text=str(c.get("text") or ""),
                 created_at=iso_utc(c.get("timestamp")),
-                counts=Counts(likes=_int(c.get("like_count"))),
+                counts=Counts(likes=count(c.get("like_count"))),
                 source="yt-dlp",
             )
         )
@@ -292,10 +291,10 @@ def post_from_info(info: dict[str, Any], platform: str, url: str) -> Post:
         language=_str(info.get("language")),
         media=media_of(info, page),
         counts=Counts(
-            likes=_int(info.get("like_count")),
-            reposts=_int(info.get("repost_count")),
-            replies=_int(info.get("comment_count")),
-            views=_int(info.get("view_count")),
+            likes=count(info.get("like_count")),
+            reposts=count(info.get("repost_count")),
+            replies=count(info.get("comment_count")),
+            views=count(info.get("view_count")),
         ),
         replies=_replies(info, platform, page),
         source="yt-dlp",
