@@ -22,14 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.web.liveness_admin import find_link, liveness_counts
-from shared import admin_tokens, bus
-from shared.errors import BusError
+from services.web.routes.actions import publish
+from shared import admin_tokens
 from shared.links.canonical import RejectedUrl
 from shared.links.submission import check_submission
 from shared.messages import (
     CheckCommand,
+    Command,
     ExcludeCommand,
-    Message,
     RearchiveCommand,
     RetryCommand,
     SubmitCommand,
@@ -141,18 +141,8 @@ def _link_exists(request: Request, link_id: int) -> bool:
     return row is not None
 
 
-async def _publish(request: Request, subject: str, cmd: Message) -> None:
-    nc = getattr(_state(request), "nc", None)
-    if nc is None or not nc.is_connected:
-        raise HTTPException(503, "the archive cannot take requests right now (no message bus)")
-    try:
-        await bus.publish(nc.jetstream(), subject, cmd)
-    except BusError as exc:
-        raise HTTPException(503, "the archive cannot take requests right now") from exc
-
-
-def _accepted(cmd: Message, **extra: Any) -> JSONResponse:
-    body = {"request_id": getattr(cmd, "request_id", ""), "status": "accepted", **extra}
+def _accepted(cmd: Command, **extra: Any) -> JSONResponse:
+    body = {"request_id": cmd.request_id, "status": "accepted", **extra}
     return JSONResponse(body, status_code=202)
 
 
@@ -176,7 +166,7 @@ async def submit(request: Request, body: SubmitBody, _: Admin) -> JSONResponse:
     cmd = SubmitCommand(
         url=body.url.strip(), request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC)
     )
-    await _publish(request, CMD_SUBMIT, cmd)
+    await publish(_state(request), CMD_SUBMIT, cmd)
     return _accepted(cmd, url=checked.canonical)
 
 
@@ -194,7 +184,7 @@ async def takedown(
         request_id=uuid.uuid4().hex,
         requested_at=datetime.now(UTC),
     )
-    await _publish(request, CMD_TAKEDOWN, cmd)
+    await publish(_state(request), CMD_TAKEDOWN, cmd)
     return _accepted(cmd, link_id=link_id)
 
 
@@ -211,7 +201,7 @@ async def exclude(request: Request, body: ExcludeBody, admin: Admin) -> JSONResp
         request_id=uuid.uuid4().hex,
         requested_at=datetime.now(UTC),
     )
-    await _publish(request, CMD_EXCLUDE, cmd)
+    await publish(_state(request), CMD_EXCLUDE, cmd)
     return _accepted(cmd, domain=domain)
 
 
@@ -231,7 +221,7 @@ async def retry(request: Request, body: RetryBody, admin: Admin) -> JSONResponse
         request_id=uuid.uuid4().hex,
         requested_at=datetime.now(UTC),
     )
-    await _publish(request, CMD_RETRY, cmd)
+    await publish(_state(request), CMD_RETRY, cmd)
     return _accepted(cmd)
 
 
@@ -243,7 +233,7 @@ async def rearchive(request: Request, link_id: LinkPath, admin: Admin) -> JSONRe
     cmd = RearchiveCommand(
         link_id=link_id, request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC)
     )
-    await _publish(request, CMD_REARCHIVE, cmd)
+    await publish(_state(request), CMD_REARCHIVE, cmd)
     return _accepted(cmd, link_id=link_id)
 
 
@@ -267,7 +257,7 @@ async def check_now(request: Request, body: CheckBody, _: Admin) -> JSONResponse
     if link_id is None:
         raise HTTPException(404, f"no link {body.link!r} in the archive")
     cmd = CheckCommand(link_id=link_id, request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC))
-    await _publish(request, CMD_CHECK, cmd)
+    await publish(_state(request), CMD_CHECK, cmd)
     return _accepted(cmd, link_id=link_id, requested_at=cmd.requested_at.isoformat())
 
 

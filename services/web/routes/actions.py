@@ -21,7 +21,7 @@ from shared import bus
 from shared.errors import BusError
 from shared.links.canonical import RejectedUrl
 from shared.links.submission import check_submission
-from shared.messages import Message, RearchiveCommand, SubmitCommand
+from shared.messages import Command, RearchiveCommand, SubmitCommand
 from shared.subjects import CMD_REARCHIVE, CMD_SUBMIT
 
 router = APIRouter()
@@ -84,7 +84,7 @@ def limit(window_check: int, what: str) -> None:
         )
 
 
-async def publish(state: WebState, subject: str, cmd: Message) -> None:
+async def publish(state: WebState, subject: str, cmd: Command) -> None:
     """Publish a command, or 503 if NATS cannot take it now."""
     if state.nc is None or not state.nc.is_connected:
         raise HTTPException(503, "the archive cannot take requests right now (no message bus)")
