@@ -1,5 +1,6 @@
 """The poller loop: every POLL_INTERVAL_SECONDS, each feed is fetched, parsed, and each new or
-edited post is published on `feed.post` with its quote-aware, canonical, policy-checked links.
+edited post is published on `feed.post` with its quote-aware, canonical links (short links
+resolved); whether each is archived the writer decides.
 
 Its position per feed (newest post id published) survives restarts in a JetStream key-value
 bucket (services.poller.position); a poll whose posts all lie beyond that position first
