@@ -170,23 +170,11 @@ class EvidenceBuilder:
         return self.artifact("wacz", WACZ_PATH, ctype, size, digest)
 
     async def build(
-        self,
-        artifacts: Iterable[ArtifactRecord],
-        results: Mapping[str, ArchiveResultRecord],
-        software: Software,
-        settings: dict[str, str],
-        final_url: str | None,
-        title: str | None,
-        report_ids: Mapping[str, Any],
-        *,
-        wacz: bool = True,
-    ) -> tuple[list[ArtifactRecord], EvidenceReport | None]:
-        """Store the attempt's evidence: its Artifact records and its report (raises
-        StorageError when the store fails, like any upload); the WACZ only with `wacz`
-        (WACZ_ENABLED)."""
-        manifest = self.manifest(artifacts, results, software, settings, final_url, title)
-        if manifest is None:
-            return [], None
+        self, manifest: Manifest, report_ids: Mapping[str, Any], *, wacz: bool = True
+    ) -> tuple[list[ArtifactRecord], EvidenceReport]:
+        """Store the attempt's evidence (its manifest, see `manifest`): its Artifact records
+        and its report (raises StorageError when the store fails, like any upload); the WACZ
+        only with `wacz` (WACZ_ENABLED)."""
         data = manifest.to_bytes()
         stored = [await self.store_manifest(data)]
         verdict = Verdict()

@@ -188,22 +188,22 @@ class JobRun:
         if not cfg.evidence:
             return
         builder = EvidenceBuilder(self.store, cfg.s3_prefix, job, out_dir, self.local)
-        stored, report = await builder.build(
+        manifest = builder.manifest(
             self.artifacts,
             results,
             software_of(cfg.service, cfg.worker_id, cfg.binaries),
             capture_settings(cfg.hook_env, self.hooks),
             self.final_url,
             self.title,
-            self.report_ids(),
-            wacz=cfg.wacz,
         )
+        if manifest is None:  # the snapshot kept no file at all
+            return
+        stored, report = await builder.build(manifest, self.report_ids(), wacz=cfg.wacz)
         for artifact in stored:
             self.artifacts.append(artifact)
             ARTIFACT_BYTES.labels(cfg.service, artifact.kind).inc(artifact.bytes)
             await self.publish(artifact)
-        if report is not None:
-            await bus.publish(self.js, CAPTURE_EVIDENCE, report)
+        await bus.publish(self.js, CAPTURE_EVIDENCE, report)
 
     async def upload_meta(self, results: dict[str, ArchiveResultRecord]) -> None:
         """Write the snapshot's meta.json next to its artifacts."""
