@@ -36,7 +36,7 @@ from shared.liveness.compare import post_changed, text_changed
 from shared.liveness.evidence import Evidence, observed, short_words
 from shared.messages import LivenessCheck, LivenessResult
 from shared.platforms import hook
-from shared.platforms.chain import Context, run_chain
+from shared.platforms.chain import Context, PostRef, run_chain
 from shared.platforms.http import Answer, judge
 from shared.platforms.outcome import Evidence as StepEvidence
 from shared.platforms.outcome import StepOutcome, unknown
@@ -80,7 +80,7 @@ class Checker:
         ref = recognise(job.url)
         found: _Found | None = None
         if ref is not None and self._enabled(ref.platform):
-            found = await self._platform(job, ref.platform)
+            found = await self._platform(job, ref)
         if found is None:
             found = await self._page(job)
         ev: Evidence = observed(found.outcome, found.via)
@@ -107,11 +107,10 @@ class Checker:
             return False
         return self._values(plugin).get(f"{env_prefix(plugin)}_ENABLED", True) is not False
 
-    async def _platform(self, job: LivenessCheck, plugin: str) -> _Found | None:
+    async def _platform(self, job: LivenessCheck, ref: PostRef) -> _Found | None:
         """The platform's API steps (None when none runs: the page is checked instead)."""
+        plugin = ref.platform
         platform = PLATFORMS[plugin]
-        ref = platform.recognise(job.url)
-        assert ref is not None
         # the reddit plugin (its own hook) has neither COOKIES_DIR nor REDDIT_STEPS
         p = env_prefix(plugin)
         values = {"COOKIES_DIR": "", f"{p}_STEPS": ""} | self._values(plugin)
