@@ -11,6 +11,7 @@ service (the link's media job), so its `file` stays empty and its poster image i
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -52,6 +53,12 @@ class Counts(_Shape):
     views: int | None = Field(default=None, ge=0)
     """Views, plays."""
 
+    @field_validator("likes", "reposts", "replies", "views", mode="before")
+    @classmethod
+    def _count(cls, value: Any) -> int | None:
+        """A count the platform sent as junk (negative, text, infinite) is unknown."""
+        return count(value)
+
 
 class PostMedia(_Shape):
     """One image, video, GIF or sound of the post."""
@@ -76,6 +83,18 @@ class PostMedia(_Shape):
     sha256: str | None = None
     error: str | None = None
     """Why there is no copy of it (too large, 404, refused ...)."""
+
+    @field_validator("width", "height", "bytes", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> int | None:
+        """A size the platform sent as junk is unknown, not a reason to lose the post."""
+        return count(value)
+
+    @field_validator("duration_s", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> float | None:
+        seconds = count(value)
+        return None if seconds is None else float(value)
 
 
 class Post(_Shape):
@@ -165,7 +184,7 @@ def count(value: Any) -> int | None:
     float, digits in a string) as an int; None for anything else (a bool is no count)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float) and value >= 0:
+    if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
         return int(value)
     return int(value) if isinstance(value, str) and value.isdigit() else None
 

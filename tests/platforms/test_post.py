@@ -47,3 +47,14 @@ def test_nesting_search_text_files_and_the_record() -> None:
     assert counts == {"likes": 3}  # unknown counts are absent, never 0
     back = parse_record(line)
     assert isinstance(back, PostRecord) and back.post == post
+
+
+def test_junk_counts_and_sizes_are_unknown_not_a_lost_post() -> None:
+    from shared.platforms.post import Counts, PostMedia
+
+    counts = Counts(likes=-3, reposts="12", replies=float("inf"), views="lots")  # type: ignore[arg-type]
+    assert (counts.likes, counts.reposts, counts.replies, counts.views) == (None, 12, None, None)
+    media = PostMedia(kind="image", url="https://img.example/1.jpg", width="1200px",  # type: ignore[arg-type]
+                      height=-1, bytes=float("nan"), duration_s="long")  # type: ignore[arg-type]  # fmt: skip
+    assert (media.width, media.height, media.bytes, media.duration_s) == (None, None, None, None)
+    assert PostMedia(kind="video", url="u", duration_s=12.5, width=640.0).duration_s == 12.5  # type: ignore[arg-type]
