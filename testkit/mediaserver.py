@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from testkit.httpserver import serving_thread
+
 FFMPEG = shutil.which("ffmpeg")
 
 
@@ -88,7 +90,7 @@ class MediaServer:
         self.httpd.daemon_threads = True
         self.host = host
         self.port = int(self.httpd.server_address[1])
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = serving_thread(self.httpd)
 
     def send_body(self, out: Any, route: Served) -> None:
         body, sent, chunk = route.body, 0, 16384

@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from testkit.httpserver import serving_thread
+
 Behaviour = Callable[[socket.socket, threading.Event], None]
 
 
@@ -128,7 +130,7 @@ class RawServer:
         self.server = Server((host, 0), Handler)
         self.host = host
         self.port = int(self.server.server_address[1])
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serving_thread(self.server)
 
     @property
     def base(self) -> str:

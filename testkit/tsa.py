@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from testkit.httpserver import serving_thread
+
 CONFIG = """
 [ tsa ]
 default_tsa = tsa_config
@@ -148,7 +150,7 @@ class LocalTSA:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/tsr"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = serving_thread(self.httpd)
 
     def set_mode(self, mode: str) -> None:
         """ok, error, hang or garbage (a hanging request is let go when the mode changes)."""

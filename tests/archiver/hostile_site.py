@@ -9,6 +9,8 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from testkit.httpserver import serving_thread
+
 MB = 1024 * 1024
 NODES = 1_000_000
 HELD_S = 120.0
@@ -79,7 +81,7 @@ class HostileSite:
         self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.base = f"http://{host}:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = serving_thread(self.httpd)
 
     def __enter__(self) -> HostileSite:
         self.thread.start()
