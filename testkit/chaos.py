@@ -30,7 +30,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
-from testkit.stack_env import own_engines_env
+from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.waiting import poll
 
 REPO = Path(__file__).resolve().parents[1]
@@ -188,7 +188,7 @@ class Run:
             self.stack.start_engines()
             self.stack.start_services()
         except BaseException:
-            self.stack.stop()
+            self.stack.stop(engines_grace_s=ENGINES_GRACE_S)
             raise
         self._supervisor.start()
         return self
@@ -197,7 +197,7 @@ class Run:
         self._stop.set()
         if self._supervisor.is_alive():
             self._supervisor.join(5)
-        self.stack.stop()
+        self.stack.stop(engines_grace_s=ENGINES_GRACE_S)
 
     @property
     def db_path(self) -> Path:

@@ -11,6 +11,7 @@ import pytest
 from services.supervisor.infra import S3Credentials, start_nats, start_weed
 from services.writer.db import open_db
 from testkit.httpserver import FixtureServer, Route, Serve
+from testkit.stack_env import ENGINES_GRACE_S
 from testkit.writer_harness import Harness
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +33,7 @@ def nats_url(tmp_path: Path) -> Iterator[str]:
     try:
         yield nats.url
     finally:
-        nats.child.stop()
+        nats.child.stop(ENGINES_GRACE_S)
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +50,7 @@ def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             "AWS_SECRET_ACCESS_KEY": creds.secret_key,
         }
     finally:
-        weed.child.stop()
+        weed.child.stop(ENGINES_GRACE_S)
 
 
 @pytest.fixture

@@ -4,8 +4,10 @@ with a real Chromium: what a running browser uses, and what is too young to judg
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +31,22 @@ def live(root: Path, prefix: str) -> list[Path]:
     return [p for p in root.iterdir() if p.name.startswith(prefix) and "left" not in p.name]
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path: Chromium's SingletonSocket inside a profile in
+    pytest's tmp_path (longer under xdist: .../popen-gw0/...) passes the 107-byte limit of a
+    Unix socket path, and Chromium aborts."""
+    path = Path(tempfile.mkdtemp(prefix="dla-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 async def test_a_launch_sweeps_what_dead_browsers_left(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    tmp_path = short_tmp
     # the driver and Chromium make their directories in TMPDIR: here, the test's own
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

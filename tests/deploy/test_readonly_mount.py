@@ -21,7 +21,7 @@ import pytest
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.live_writer import publish_all
-from testkit.stack_env import own_engines_env
+from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.writer_harness import occ, post
 
 pytestmark = pytest.mark.integration
@@ -91,4 +91,4 @@ def test_web_reads_a_live_database_on_a_readonly_mount(
         assert "reddit.com/r/a/comments/2" in reply.text
         assert not (ro / "probe").exists()
     finally:
-        stack.stop()
+        stack.stop(engines_grace_s=ENGINES_GRACE_S)

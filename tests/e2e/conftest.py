@@ -15,7 +15,7 @@ from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
-from testkit.stack_env import own_engines_env
+from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.waiting import wait_for
 
 
@@ -128,4 +128,4 @@ def running(tmp_path: Path, forum: Forum, extra_env: dict[str, str]) -> Iterator
         st.start_services()
         yield Running(st, f"http://127.0.0.1:{web_port}")
     finally:
-        st.stop()
+        st.stop(engines_grace_s=ENGINES_GRACE_S)

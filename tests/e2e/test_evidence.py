@@ -23,7 +23,7 @@ from services.supervisor.children import free_ports
 from services.supervisor.cli.app import main as dla
 from services.supervisor.stack import Stack
 from testkit.httpserver import FixtureServer, Reply
-from testkit.stack_env import own_engines_env
+from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.tsa import LocalTSA
 from testkit.waiting import wait_for
 from tests.e2e.conftest import Forum, Running
@@ -77,7 +77,7 @@ def stamped_stack(tmp_path: Path, forum: Forum, authority: LocalTSA) -> Iterator
         st.start_services()
         yield Running(st, f"http://127.0.0.1:{web_port}")
     finally:
-        st.stop()
+        st.stop(engines_grace_s=ENGINES_GRACE_S)
 
 
 def evidence_of(running: Running, link_id: int) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from shared.subjects import STREAMS
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.nats_cluster import NatsCluster
-from testkit.stack_env import own_engines_env
+from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 
 pytestmark = pytest.mark.integration
 
@@ -156,4 +156,4 @@ def test_two_archivers_share_one_cluster(
         finally:
             for w in workers:
                 w.stop()
-            stack.stop()
+            stack.stop(engines_grace_s=ENGINES_GRACE_S)

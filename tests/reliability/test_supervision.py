@@ -13,7 +13,7 @@ import pytest
 
 from services.supervisor.restarts import HEALTHY_RESET_S, Restarts, exit_reason
 from services.supervisor.stack import Stack
-from testkit.stack_env import own_engines_env
+from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 
 
 def test_backoff_grows_then_resets_after_a_healthy_stretch() -> None:
@@ -78,4 +78,4 @@ def test_killed_engines_are_restarted_on_their_ports(
         assert port_open(nats_url) and port_open(s3_url)
         assert "nats killed by SIGKILL" in caplog.text and "s3 killed by SIGKILL" in caplog.text
     finally:
-        stack.stop()
+        stack.stop(engines_grace_s=ENGINES_GRACE_S)
