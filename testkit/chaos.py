@@ -30,6 +30,7 @@ from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
+from testkit.live_writer import writer_idle
 from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.waiting import poll
 
@@ -250,7 +251,10 @@ class Run:
         return bool(poll(predicate, timeout, interval=0.5))
 
     def settled(self, expected_links: int) -> bool:
-        """Every expected link has a job and no job is queued or running."""
+        """Every expected link has a job, no job is queued or running, and the writer has
+        applied every message: a message a killed writer held unacknowledged comes back only
+        after WRITER_ACK_WAIT_SECONDS, possibly after its job's end was applied (an artifact
+        of a finished job then still on its way is not lost)."""
         rows = self.query(
             "SELECT (SELECT count(*) FROM links),"
             " (SELECT count(*) FROM archive_jobs WHERE status IN ('queued', 'running')),"
@@ -262,7 +266,15 @@ class Run:
             and rows[0][0] >= expected_links
             and rows[0][1] == 0
             and (rows[0][2] >= expected_links)
+            and self.writer_idle()
         )
+
+    def writer_idle(self) -> bool:
+        """The writer's consumers have nothing pending or unacknowledged."""
+        try:
+            return asyncio.run(writer_idle(self.stack.env["NATS_URL"]))
+        except Exception:  # NATS restarting or unreachable: not settled yet
+            return False
 
     def s3_keys(self) -> set[str]:
         settings = CommonSettings.model_validate(

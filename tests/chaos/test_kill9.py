@@ -21,7 +21,8 @@ pytestmark = pytest.mark.integration
 def test_kill9_of_each_service_loses_and_doubles_nothing(tmp_path: Path) -> None:
     links = count("CHAOS_LINKS", 12)
     kills = count("CHAOS_KILLS", 5)
-    rng = random.Random(count("CHAOS_SEED", int(time.time())))
+    seed = count("CHAOS_SEED", int(time.time()))  # in the figures: CHAOS_SEED=... replays a run
+    rng = random.Random(seed)
     posts = max(1, links // 2)
     with site(links_per_post=2) as s:
         # Posts appear over the first part of the run, in bursts larger than the feed page.
@@ -60,6 +61,7 @@ def test_kill9_of_each_service_loses_and_doubles_nothing(tmp_path: Path) -> None
     record(
         "kill9",
         {
+            "seed": seed,
             "links": links,
             "posts": posts,
             "kills": dict(sorted((v, victims.count(v)) for v in set(victims))),
