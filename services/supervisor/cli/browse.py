@@ -48,11 +48,19 @@ async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
 
     from shared.subjects import CONSUMERS
 
+    async def quiet(exc: Exception) -> None:  # the caller reports the failure in one line
+        pass
+
     servers = [s.strip() for s in nats_url.split(",") if s.strip()]
+    # two quick tries per server: nats-py retries even a first connection (60 times, 2 s
+    # apart, allow_reconnect=False or not), so a stopped archive took the whole 5 s to report
     nc = await asyncio.wait_for(
-        nats.connect(servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2),
+        nats.connect(
+            servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2,
+            max_reconnect_attempts=1, reconnect_time_wait=0, error_cb=quiet,
+        ),
         timeout=min(timeout, 5.0),
-    )
+    )  # fmt: skip
     try:
         js = nc.jetstream(timeout=timeout)
         found: dict[str, dict[str, int]] = {}
