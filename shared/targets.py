@@ -198,3 +198,16 @@ async def checked_url(url: str, *, allow_private: bool, timeout: float | None = 
     """checked_addresses without blocking the loop."""
     host, port = _host_port(url)
     return await checked_host(host, port, allow_private=allow_private, timeout=timeout)
+
+
+def origin_key(url: str) -> str:
+    """`host:port` of url (the scheme's default port when none is written; '' for a port
+    that is not a number): how the egress proxy's log names the origin of a request, and
+    how its readers match a URL against it."""
+    parts = urlsplit(url)
+    default = 443 if parts.scheme in ("https", "wss") else 80
+    try:
+        port = parts.port or default
+    except ValueError:
+        return ""
+    return f"{(parts.hostname or '').lower()}:{port}"

@@ -27,7 +27,7 @@ import json
 import sys
 from pathlib import Path
 
-from article_images import ImageLimits, copy_images
+from article_images import BrowserSaw, ImageLimits, copy_images
 
 from shared.content.extract import Source, extract_article, illustrated, page_text
 from shared.content.inputs import read_inputs
@@ -93,6 +93,7 @@ def main() -> int:
             ),
             user_agent=str(settings["USER_AGENT"]),
             allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
+            saw=BrowserSaw.of_snapshot(snapshot),
         )
         if copies:
             info["images"] = len(copies)

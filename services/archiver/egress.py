@@ -28,7 +28,8 @@ session finds why its main document failed.
 
 No subresource may hold the page's load longer than `subresource_timeout`: a request that
 has no response head by then (name lookup, connect, TLS and the server's answer together)
-is answered `504`, and its host's later subresource requests at once for a while. The page's
+is answered `504`, and its host's later subresource requests at once for a while (a minute,
+doubling each time the host lets the bound pass again; EgressPolicy). The page's
 main document is exempt (`is_document`, told by the page session): it has the navigation's
 own timeout.
 
@@ -57,13 +58,12 @@ from services.archiver.egress_policy import (
     EgressPolicy,
     ErrorKind,
     UpstreamError,
-    origin,
 )
 from services.archiver.exchange import ExchangeRelay, Upstream, copy_capped
 from services.archiver.interception import Interceptor
 from services.archiver.traffic import TrafficLog
 
-__all__ = ["ERROR_HEADER", "EgressLog", "EgressPolicy", "EgressProxy", "UpstreamError", "origin"]
+__all__ = ["ERROR_HEADER", "EgressLog", "EgressPolicy", "EgressProxy", "UpstreamError"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -265,6 +265,7 @@ class EgressProxy:
         except UpstreamError as exc:
             await self._fail(writer, t, exc)
             return False
+        self.policy.answered(t.host, t.port)
         return await self.relay.body(
             t.url, req, resp, upstream, writer, close=close or not req.keep_alive, sent=sent
         )

@@ -9,10 +9,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
 
 from shared.errors import NoSuchHost, TargetRefused, TargetUnresolved
-from shared.targets import IpAddress, checked_host, refused_address
+from shared.targets import IpAddress, checked_host, origin_key, refused_address
 
 ErrorKind = Literal["refused", "no_such_host", "dns", "connect", "tls", "timeout"]
 ERROR_STATUS: dict[ErrorKind, str] = {
@@ -51,20 +50,38 @@ class EgressPolicy:
     unresponsive_s: float = 60.0
     """After a subresource's server let that bound pass, its other subresource requests
     (this page's and other snapshots') are answered 504 at once for this long: a page asks
-    a dead ad server dozens of times, six at a time."""
-    _unresponsive: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
+    a dead ad server dozens of times, six at a time. Each time the host lets the bound pass
+    again after that, the period doubles (up to `unresponsive_max_s`); a response head from
+    it forgets the count. Most pages of a forum share their trackers, fonts and ad servers,
+    so a host that never answers costs the first page the bound, not every page."""
+    unresponsive_max_s: float = 1800.0
+    _unresponsive: dict[tuple[str, int], tuple[float, float]] = field(
+        default_factory=dict, repr=False
+    )
+    """host:port -> (answered 504 until, the period that was set)."""
 
     def unresponsive(self, host: str, port: int) -> bool:
         """Did host:port let a subresource's bound pass lately?"""
-        until = self._unresponsive.get((host.lower(), port))
-        return until is not None and until > time.monotonic()
+        mark = self._unresponsive.get((host.lower(), port))
+        return mark is not None and mark[0] > time.monotonic()
 
     def mark_unresponsive(self, host: str, port: int) -> None:
         """host:port let a subresource's bound pass."""
         now = time.monotonic()
         if len(self._unresponsive) > 10_000:
-            self._unresponsive = {k: v for k, v in self._unresponsive.items() if v > now}
-        self._unresponsive[(host.lower(), port)] = now + self.unresponsive_s
+            keep = now - self.unresponsive_max_s
+            self._unresponsive = {k: v for k, v in self._unresponsive.items() if v[0] > keep}
+        key = (host.lower(), port)
+        before = self._unresponsive.get(key)
+        period = self.unresponsive_s
+        if before is not None:
+            period = min(self.unresponsive_max_s, before[1] * 2)
+        self._unresponsive[key] = (now + period, period)
+
+    def answered(self, host: str, port: int) -> None:
+        """host:port sent a response head: it is no longer counted as unresponsive."""
+        if self._unresponsive:
+            self._unresponsive.pop((host.lower(), port), None)
 
     async def addresses(self, host: str, port: int) -> list[str]:
         """The checked addresses of host; raises UpstreamError (refused, dns, timeout)."""
@@ -101,18 +118,8 @@ class EgressLog:
     def failure(self, url: str) -> dict[str, object] | None:
         """Why the proxy did not serve url, if it did not: a refusal or failure recorded
         for that URL, or for a tunnel to its origin (scheme, host and port compared)."""
-        want = origin(url)
+        want = origin_key(url)
         for entry in (*self.refused, *self.failed):
             if entry.get("url") == url or (entry.get("tunnel") and entry.get("origin") == want):
                 return entry
         return None
-
-
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    default = 443 if parts.scheme in ("https", "wss") else 80
-    try:
-        port = parts.port or default
-    except ValueError:
-        port = default
-    return f"{(parts.hostname or '').lower()}:{port}"

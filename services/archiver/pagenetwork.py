@@ -11,7 +11,8 @@ from typing import Any
 from playwright.async_api import Page, Request, Response
 
 from services.archiver import settlewatch
-from services.archiver.egress import ERROR_HEADER, origin
+from services.archiver.egress import ERROR_HEADER
+from shared.targets import origin_key
 
 BROKEN_OFF = frozenset(
     "net::ERR_" + name
@@ -65,7 +66,7 @@ class PageNetwork:
 
     def is_document(self, url: str, tunnel: bool) -> bool:
         """EgressProxy.is_document: is this proxied request the page's main document?"""
-        return origin(url) in self._doc_origins if tunnel else url in self.doc_urls
+        return origin_key(url) in self._doc_origins if tunnel else url in self.doc_urls
 
     def _on_response(self, response: Response) -> None:
         request = response.request
@@ -88,7 +89,7 @@ class PageNetwork:
         self.active_at = time.monotonic()
         if is_main_document(request):
             self.doc_urls.append(request.url)
-            self._doc_origins.add(origin(request.url))
+            self._doc_origins.add(origin_key(request.url))
         else:
             self.subresources += 1
         if request.resource_type not in settlewatch.STREAM_TYPES:

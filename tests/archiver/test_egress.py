@@ -184,3 +184,29 @@ async def test_a_tunnel_whose_server_never_speaks_tls_is_cut(
     assert (cut["tunnel"], cut["kind"], cut["reason"]) == (True, "timeout", "no answer within 1 s")
     # Chromium may try the tunnel again: the host is known silent by then, answered at once
     assert all("left a request unanswered" in str(e["reason"]) for e in again), again
+
+
+def test_a_host_that_keeps_letting_the_bound_pass_is_skipped_longer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first miss skips the host for unresponsive_s, each further miss doubles it (up to
+    the maximum), and a response head forgets the count. Time is the policy's clock."""
+    import time
+
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    policy = EgressPolicy(unresponsive_s=60, unresponsive_max_s=200)
+    periods = []
+    for _ in range(4):
+        policy.mark_unresponsive("Ads.Example", 443)
+        start = now[0]
+        while policy.unresponsive("ads.example", 443):
+            now[0] += 1
+        periods.append(now[0] - start)
+    assert periods == [60, 120, 200, 200]
+    assert not policy.unresponsive("ads.example", 80)
+    policy.answered("ads.example", 443)
+    policy.mark_unresponsive("ads.example", 443)
+    assert policy.unresponsive("ads.example", 443)
+    now[0] += 60
+    assert not policy.unresponsive("ads.example", 443)

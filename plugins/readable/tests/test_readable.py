@@ -210,3 +210,66 @@ def test_images_at_a_refused_address_are_left_out(
     out = tmp_path / "readable"
     assert "<img" not in (out / "article.html").read_text()
     assert not (out / "images").exists()
+
+
+def _browser_warc(path: Path, responses: list[tuple[str, bytes, str, bool]]) -> None:
+    """A browser WARC as the traffic hook leaves it: (url, body, content type, truncated)."""
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        writer = WARCWriter(out, gzip=True)
+        for url, body, ctype, cut in responses:
+            head = StatusAndHeaders("200 OK", [("Content-Type", ctype)], protocol="HTTP/1.1")
+            extra = {"WARC-Truncated": "length"} if cut else None
+            writer.write_record(
+                writer.create_warc_record(
+                    url, "response", payload=BytesIO(body), http_headers=head,
+                    warc_headers_dict=extra,
+                )
+            )  # fmt: skip
+
+
+def test_images_the_browser_loaded_come_from_its_warc_and_dead_hosts_are_not_asked(
+    tmp_path: Path,
+) -> None:
+    """An image in the browser's WARC is copied from it (its host need not answer again); a
+    truncated record is not a copy; an image on a host the egress proxy could not reach is
+    not fetched again."""
+    hits: list[object] = []
+
+    def asked(request: object) -> Reply:
+        hits.append(request)
+        return Reply(PNG, headers={"Content-Type": "image/png"})
+
+    with FixtureServer() as dead:
+        dead.routes["/p.jpg"] = asked
+        page = (
+            "<html><body><article><h1>River closes bridge</h1>"
+            f'<figure><img src="/img/a.png" alt="kept"></figure><p>{PARAS[0]}</p>'
+            f'<p><img src="/img/cut.png" alt="cut"><img src="{dead.base}/p.jpg" alt="dead"></p>'
+            + "".join(f"<p>{p}</p>" for p in PARAS[1:])
+            + "</article></body></html>"
+        )
+        _browser_warc(
+            tmp_path / "traffic" / "browser.warc.gz",
+            [
+                ("https://news.example/img/a.png", PNG, "image/png", False),
+                ("https://news.example/img/cut.png", PNG, "image/png", True),
+                ("https://news.example/other.css", b"p{}", "text/css", False),
+            ],
+        )
+        (tmp_path / "navigate").mkdir(parents=True, exist_ok=True)
+        origin = dead.base.removeprefix("http://")
+        failed = [{"url": f"{dead.base}/p.jpg", "origin": origin, "kind": "timeout"}]
+        (tmp_path / "navigate" / "navigate.json").write_text(json.dumps({"failed": failed}))
+        run(tmp_path, raw=page, ALLOW_PRIVATE_TARGETS="true")
+    out = tmp_path / "readable"
+    root = lxml.html.fragment_fromstring((out / "article.html").read_text(), create_parent="div")
+    shown = {img.get("alt"): img.get("src") for img in root.iter("img")}
+    assert shown == {"kept": "images/1.png"}
+    assert (out / "images" / "1.png").read_bytes() == PNG
+    assert hits == []
