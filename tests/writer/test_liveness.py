@@ -296,3 +296,25 @@ def test_two_answers_within_one_second_are_one_observation_the_later(h: Harness)
     check_now(h, link, "present", status=200, changed=True)
     assert h.tuples("SELECT changed FROM liveness_observations") == [(1,)]
     assert h.one("SELECT reason FROM archive_jobs WHERE status = 'queued'") == "changed at source"
+
+
+def test_a_dispatcher_run_never_walks_every_watched_link(h: Harness) -> None:
+    """Each of a dispatcher run's queries reads the schedule by an index range (the due
+    checks, the few out), never a scan of every watched link: at 1,000,000 links a scan
+    made each run take a second of the writer's time (docs/benchmarks.md)."""
+    archive(h, *(f"https://s{n}.example/p" for n in range(6)))
+    h.now = T0 + 2 * H
+    h.checks()  # some checks out
+    statements: list[str] = []
+    h.conn.set_trace_callback(statements.append)
+    try:
+        liveness_plan(h)
+    finally:
+        h.conn.set_trace_callback(None)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert any("liveness_schedule" in s for s in reads)
+    for sql in reads:
+        if "liveness_schedule" not in sql:
+            continue
+        plan = " | ".join(row[3] for row in h.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "SCAN s" not in plan and "SCAN liveness_schedule" not in plan, (sql, plan)

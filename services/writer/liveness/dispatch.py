@@ -137,7 +137,9 @@ def plan(
             _dispatch_due(conn, rules, budget, now)
         rows = conn.execute(
             "SELECT s.link_id, s.seq, s.due, l.canonical_url FROM liveness_schedule s"
-            " JOIN links l ON l.id = s.link_id WHERE s.state = ? ORDER BY s.due",
+            " JOIN links l ON l.id = s.link_id WHERE s.state = ? AND s.state > 0"
+            " ORDER BY +s.due",  # the few checks out, by the partial index, then sorted: the
+            # due index would walk every watched link to save that sort (1.1 s at 1,000,000)
             (DISPATCHED,),
         ).fetchall()
         return [_message(conn, r[0], r[1], r[2], r[3]) for r in rows]
