@@ -212,6 +212,7 @@ async def hook_overhead(broker: BrowserBroker, base: str, work: Path, n: int) ->
                             plugins_dirs=[plugins], env={**os.environ, **env})  # fmt: skip
         await run_snapshot(spec, timer)
     hook_ms = [1000 * (timer.recorded[k] - timer.started[k]) for k in timer.recorded]
+    (work / "eval-snap").mkdir(exist_ok=True)  # a snapshot's folder, as the worker makes it
     session = PageSession(broker, work / "eval-snap", options)
     try:
         page = await session.page()
