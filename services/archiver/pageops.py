@@ -75,6 +75,7 @@ async def settle(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     )
     began, changed = time.monotonic(), s.loaded_at
     elements: int | None = None
+    pending: dict[str, int] | None = None
     network = s.network
     while True:
         try:
@@ -91,7 +92,9 @@ async def settle(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
             changed, elements = time.monotonic(), None
             await asyncio.sleep(0.1)
             continue
-        except TimeoutError:
+        except TimeoutError:  # the limit came while the page was being read
+            if pending is not None:  # what the last reading found still pending
+                return _settled(False, began, pending=pending)
             return _settled(False, began, reason="the page did not answer in time")
         now = time.monotonic()
         if seen["elements"] != elements:
@@ -103,8 +106,8 @@ async def settle(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
         idle = now - max(changed, network.active_at)
         if not requests and not seen["timers"] and idle >= quiet:
             return _settled(True, began)
+        pending = {"requests": requests, "timers": seen["timers"]}
         if now >= deadline:
-            pending = {"requests": requests, "timers": seen["timers"]}
             return _settled(False, began, pending=pending)
         # quiet so far: look again when the quiet time is up (a request in between is
         # seen by its events); something pending: every 100 ms

@@ -54,6 +54,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.errors",
     "shared.fetching",
     "shared.fetching.exchange",
+    "shared.fetching.sniffing",
     "shared.fetching.socket_guard",
     "shared.fetching.warc",
     "shared.hooks.config",
