@@ -79,13 +79,14 @@ def copy_images(
     *,
     user_agent: str,
     allow_private: bool,
-    saw: BrowserSaw | None = None,
+    snapshot: Path | None = None,
 ) -> dict[str, str]:
     """Copy the images into `images/` (in the working directory): source -> relative path
-    of its copy, for each one kept."""
+    of its copy, for each one kept. `snapshot`: the snapshot's folder, whose browser WARC
+    and navigation record are read (None: every image is fetched)."""
     if not sources or bounds.limit <= 0:
         return {}
-    saw = saw or BrowserSaw()
+    saw = BrowserSaw.of_snapshot(snapshot) if snapshot is not None else BrowserSaw()
     folder = Path(FOLDER)
     folder.mkdir(exist_ok=True)
     wanted = list(enumerate(sources[: bounds.limit], 1))

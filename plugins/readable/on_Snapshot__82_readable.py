@@ -7,9 +7,10 @@ Otherwise the elements each version hides are removed (shared.content.visible), 
 trafilatura, readability-lxml and jusText vote on both versions and the candidate the others
 agree with most wins (shared.content.extract); its text is the search text, and for
 reading it is taken again with its images (`illustrated`). Those images are copied into
-`images/` through the address-checked fetch (article_images.py: at most READABLE_MAX_IMAGES,
-raster types only), then the article is sanitized with nh3 after its URLs are resolved
-against the final URL, each image pointing at its copy and one without a copy dropped
+`images/` (article_images.py: from the browser's WARC where the page loaded them, else
+through the address-checked fetch; at most READABLE_MAX_IMAGES, raster types only), then
+the article is sanitized with nh3 after its URLs are resolved against the final URL, each
+image pointing at its copy and one without a copy dropped
 (shared.content.sanitize: the reader view shows this as it is and never loads anything from
 the archived site), and written as `article.html`; its plain text
 (shared.content.plaintext) is `text.txt` and the Text record that fills the search index.
@@ -27,7 +28,7 @@ import json
 import sys
 from pathlib import Path
 
-from article_images import BrowserSaw, ImageLimits, copy_images
+from article_images import ImageLimits, copy_images
 
 from shared.content.extract import Source, extract_article, illustrated, page_text
 from shared.content.inputs import read_inputs
@@ -93,7 +94,7 @@ def main() -> int:
             ),
             user_agent=str(settings["USER_AGENT"]),
             allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
-            saw=BrowserSaw.of_snapshot(snapshot),
+            snapshot=snapshot,
         )
         if copies:
             info["images"] = len(copies)
