@@ -139,9 +139,38 @@ def start_weed(
     log_path: Path | None = None,
     ports: list[int] | None = None,
 ) -> Weed:
-    """Start `weed mini` bound to 127.0.0.1, telemetry off, on `ports` (default: free ones)."""
+    """Start `weed mini` bound to 127.0.0.1, telemetry off, on `ports` (default: free ones).
+    Free ports are only free when asked for: another process may bind one of the 13 before
+    weed does, and weed then exits at once ("address already in use"), so with ports of its
+    own choosing it tries twice more with fresh ones."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    ports = ports or free_ports(WEED_PORTS)
+    for _ in range(1 if ports else WEED_START_TRIES):
+        chosen = ports or free_ports(WEED_PORTS)
+        child, s3 = _weed_child(data_dir, bucket, creds, log_path, chosen)
+        if _listening(child, s3, 60):
+            return Weed(child, f"http://127.0.0.1:{s3}", chosen)
+        exited = not child.alive()
+        child.stop()
+        if not exited:
+            break  # it hung: new ports would not help
+    raise ConfigError(f"weed mini did not start (see {log_path})")
+
+
+WEED_START_TRIES = 3
+
+
+def _listening(child: Child, port: int, timeout: float) -> bool:
+    """True once child accepts on port; False at the timeout or as soon as it exited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and child.alive():
+        if wait_for_port("127.0.0.1", port, 0.2):
+            return True
+    return False
+
+
+def _weed_child(
+    data_dir: Path, bucket: str, creds: S3Credentials, log_path: Path | None, ports: list[int]
+) -> tuple[Child, int]:
     (
         master, master_g, volume, volume_g, filer, filer_g,
         s3, s3_g, admin, admin_g, iceberg, lance, metrics,
@@ -163,7 +192,4 @@ def start_weed(
     env["AWS_SECRET_ACCESS_KEY"] = creds.secret_key
     env.setdefault("GOMEMLIMIT", WEED_GOMEMLIMIT)
     child = Child("s3", argv, env=env, log_path=log_path).start()
-    if not wait_for_port("127.0.0.1", s3, 60):
-        child.stop()
-        raise ConfigError(f"weed mini did not start (see {log_path})")
-    return Weed(child, f"http://127.0.0.1:{s3}", ports)
+    return child, s3
