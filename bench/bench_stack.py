@@ -139,11 +139,14 @@ def wait_done(db_path: Path, jobs: int, timeout: float) -> bool:
         time.sleep(0.5)
         if not db_path.exists():
             continue
-        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10) as db:
-            ended = db.execute(
-                "SELECT count(*) FROM archive_jobs WHERE kind = 'capture'"
-                " AND status NOT IN ('queued', 'running')"
-            ).fetchone()[0]
+        try:
+            with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10) as db:
+                ended = db.execute(
+                    "SELECT count(*) FROM archive_jobs WHERE kind = 'capture'"
+                    " AND status NOT IN ('queued', 'running')"
+                ).fetchone()[0]
+        except sqlite3.OperationalError:  # the writer is still creating its schema
+            continue
         if ended >= jobs:
             return True
     return False
