@@ -46,8 +46,7 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
     )
     state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="submit", now=ctx.now, policy=ctx.policy)
-    job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
-    media.on_decision(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso)
+    job_id = media.capture_decided(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso, state)
     _record(
         ctx,
         "submit",
@@ -81,8 +80,7 @@ def apply_rearchive(ctx: ApplyContext, cmd: RearchiveCommand) -> None:
         return
     state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="rearchive", now=ctx.now, policy=ctx.policy)
-    job_id = transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
-    media.on_decision(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso)
+    job_id = media.capture_decided(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso, state)
     _record(
         ctx,
         "rearchive",

@@ -88,8 +88,7 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
             url=_forms(link.first),
             quote_only=not link.outside_quote,
         )
-        transitions.record_decision(conn, link_id, decision, ctx.now_iso, state)
-        media.on_decision(conn, link_id, decision, ctx.policy, ctx.now_iso)
+        media.capture_decided(conn, link_id, decision, ctx.policy, ctx.now_iso, state)
 
 
 def _forms(occ: LinkOccurrence) -> CanonicalUrl:

@@ -29,7 +29,7 @@ import logging
 import sqlite3
 
 from services.writer import linkstore, transitions
-from services.writer.job_policy import Decision, Policy
+from services.writer.job_policy import Decision, LinkState, Policy
 from shared.hooks.records import MediaRecord, ProgressRecord
 from shared.links.video import MediaKey, media_key, names_post
 
@@ -55,6 +55,23 @@ def on_decision(
         return None
     reason = f"video link ({key.platform})"
     return _job_for_key(conn, link_id, key, reason, decision.priority, now)
+
+
+def capture_decided(
+    conn: sqlite3.Connection,
+    link_id: int,
+    decision: Decision,
+    policy: Policy,
+    now: str,
+    state: LinkState | None = None,
+) -> int:
+    """Record a capture decision (``transitions.record_decision``) with the media job the
+    link's URL calls for (``on_decision``). Every way a capture is asked for (a feed post,
+    ``dla add``, a rearchive, ``dla retry``) goes through here, so a video link gets its
+    download however it was queued. Returns the capture job id."""
+    job_id = transitions.record_decision(conn, link_id, decision, now, state)
+    on_decision(conn, link_id, decision, policy, now)
+    return job_id
 
 
 def _post_link_job(conn: sqlite3.Connection, link_id: int, reason: str, now: str) -> int | None:

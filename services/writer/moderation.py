@@ -24,6 +24,7 @@ from services.writer import (
     artifacts,
     evidence,
     linkstore,
+    media,
     posts,
     text_history,
     tombstones,
@@ -187,7 +188,7 @@ def apply_retry(ctx: ApplyContext, cmd: RetryCommand) -> None:
         if state.blocked or state.active_job_id is not None:
             continue
         decision = Decision("queued", f"retry requested by {cmd.admin}", MANUAL_PRIORITY)
-        transitions.record_decision(conn, link_id, decision, ctx.now_iso, state)
+        media.capture_decided(conn, link_id, decision, ctx.policy, ctx.now_iso, state)
         queued += 1
     target = cmd.domain or "all domains"
     if cmd.since:

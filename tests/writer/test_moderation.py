@@ -125,6 +125,21 @@ def test_retry_queues_failed_links_of_a_domain(h: Harness) -> None:
     assert h.one("SELECT detail FROM admin_audit") == "1 link(s) queued"
 
 
+def test_retry_gives_a_failed_video_link_its_download_again(h: Harness) -> None:
+    """`dla retry` queues what a new post of the link would: the capture and, for a video
+    link whose download failed too, the media job."""
+    h.policy = replace(h.policy, max_attempts=1, media_jobs=True)
+    h.apply(post("v", occ("https://www.youtube.com/watch?v=Fict10nal00")))
+    h.dispatch()
+    for job in h.jobs("running"):
+        h.apply(done(job, error="storage down"))
+    kinds = "SELECT kind, status FROM archive_jobs ORDER BY id"
+    assert h.tuples(kinds) == [("capture", "failed"), ("media", "failed")]
+    h.apply(RetryCommand(admin="alice", request_id="r2", requested_at=T0))
+    assert h.tuples(kinds)[2:] == [("capture", "queued"), ("media", "queued")]
+    assert h.one("SELECT status FROM media_items") == "pending"
+
+
 def test_the_publishable_backup_leaves_out_taken_down_links_and_the_audit(
     h: Harness, db_path: Path, tmp_path: Path
 ) -> None:
