@@ -69,6 +69,14 @@ class FeedState:
     last_modified: str | None = None
     last_guids: set[str] = field(default_factory=set)
     max_post_id: int | None = None
+    body_sha256: str | None = None
+    """Digest of the last body read in full: a server without validators (no ETag, no
+    Last-Modified) that sends the same bytes again is not parsed again."""
+
+
+def body_digest(body: bytes) -> str:
+    """sha256 of a feed body, for `FeedState.body_sha256`."""
+    return hashlib.sha256(body).hexdigest()
 
 
 def content_hash(html: str) -> str:

@@ -19,7 +19,15 @@ import httpx
 
 from services.poller import metrics
 from services.poller.backfill import backfill
-from services.poller.feed_fetch import FeedError, FeedItem, FeedState, content_hash, fetch, parse
+from services.poller.feed_fetch import (
+    FeedError,
+    FeedItem,
+    FeedState,
+    body_digest,
+    content_hash,
+    fetch,
+    parse,
+)
 from services.poller.metrics import GAPS, LAST_OK, LINKS, POLL_SECONDS, POLLS, POSTS, feed_label
 from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
@@ -151,7 +159,8 @@ class Poller:
                 return
             try:
                 body = await fetch(client, feed_url, state, self.settings.feed_max_bytes)
-                if body is None:
+                digest = None if body is None else body_digest(body)
+                if body is None or digest == state.body_sha256:
                     POLLS.labels(feed_label(feed_url), "not_modified").inc()
                     return
                 items = parse(body, feed_url)
@@ -167,8 +176,9 @@ class Poller:
                     "poll of %s: could not publish, will retry next poll: %s", feed_url, exc
                 )
                 POLLS.labels(feed_label(feed_url), "publish_failed").inc()
-                state.etag = state.last_modified = None
+                state.etag = state.last_modified = state.body_sha256 = None
                 return
+        state.body_sha256 = digest
         before = (state.max_post_id, state.last_guids)
         state.last_guids = {i.guid for i in items}
         ids = [i.discourse_id for i in items if i.discourse_id is not None]

@@ -76,6 +76,31 @@ async def test_changing_etags_do_not_republish_unchanged_posts(ctx: ServiceConte
     assert not link.in_quote
 
 
+async def test_the_same_body_again_is_not_parsed_again(ctx: ServiceContext) -> None:
+    """A server without ETag or Last-Modified: the same bytes count as not modified (no parse),
+    a changed body is read as usual."""
+    from services.poller.metrics import POLLS, feed_label
+
+    posts = [Post(1, 1, '<p><a href="https://example.org/a">a</a></p>')]
+    with FixtureServer() as forum:
+        url = f"{forum.base}/posts.rss"
+        forum.routes["/posts.rss"] = lambda _: Reply(posts_rss(forum.base, posts))
+        poller = poller_for(ctx, url)
+        counts = [POLLS.labels(feed_label(url), kind) for kind in ("ok", "not_modified")]
+        before = [c._value.get() for c in counts]  # the registry is the process's
+
+        def polled() -> list[float]:
+            return [c._value.get() - b for c, b in zip(counts, before, strict=True)]
+
+        for _ in range(3):
+            await poll(poller, url)
+        assert polled() == [1, 2]
+        posts[0] = Post(1, 1, posts[0].cooked + "<p>edited</p>")
+        await poll(poller, url)
+        assert polled() == [2, 2]
+    assert len(await published(ctx)) == 2, "the post once, then its edit"
+
+
 async def test_a_post_with_5000_links_is_published_whole(ctx: ServiceContext) -> None:
     cooked = "".join(f'<p><a href="https://x.com/u/status/{i}">{i}</a></p>' for i in range(5000))
     with FixtureServer() as forum:
