@@ -3,7 +3,9 @@ archived site (the sanitiser points each image at its copy and drops one without
 
 An image the browser already loaded is taken from the snapshot's browser WARC
 (`../traffic/browser.warc.gz`, written by the egress proxy, which checked its address): the
-same bytes the page showed, with no second request. The others are fetched through the
+same bytes the page showed, with no second request. One the browser was answered with an
+error (a 404, say) is left out without asking again: the page showed no image either. The
+others are fetched through the
 address-checked fetch (shared.fetching: every hop's target checked against the target
 policy and connected to by its checked address, byte cap, timeouts), except those on a
 host the browser could not reach (the egress proxy's failures and refusals in
@@ -90,19 +92,23 @@ def copy_images(
     folder = Path(FOLDER)
     folder.mkdir(exist_ok=True)
     wanted = list(enumerate(sources[: bounds.limit], 1))
-    kept = _from_warc(saw.warc, wanted, bounds.max_bytes) if saw.warc else {}
-    rest = [(n, s) for n, s in wanted if s not in kept and origin_key(s) not in saw.unreachable]
+    kept, answered = _from_warc(saw.warc, wanted, bounds.max_bytes) if saw.warc else ({}, set())
+    rest = [(n, s) for n, s in wanted if s not in answered and origin_key(s) not in saw.unreachable]
     kept.update(asyncio.run(_copy_all(rest, bounds, user_agent, allow_private)))
     if not kept:
         folder.rmdir()
     return kept
 
 
-def _from_warc(warc: Path, wanted: list[tuple[int, str]], max_bytes: int) -> dict[str, str]:
+def _from_warc(
+    warc: Path, wanted: list[tuple[int, str]], max_bytes: int
+) -> tuple[dict[str, str], set[str]]:
     """The wanted images whose whole response (2xx, not truncated) the browser's WARC holds,
-    each written to its copy: source -> relative path."""
+    each written to its copy (source -> relative path), and every wanted source the WARC
+    holds a whole response of, whatever its status (those need no second request)."""
     number = {src: n for n, src in wanted}
     kept: dict[str, str] = {}
+    answered: set[str] = set()
     try:
         with warc.open("rb") as stream:
             for record in ArchiveIterator(stream):
@@ -110,9 +116,10 @@ def _from_warc(warc: Path, wanted: list[tuple[int, str]], max_bytes: int) -> dic
                 if record.rec_type != "response" or src not in number or src in kept:
                     continue
                 http = record.http_headers
-                if http is None or not http.get_statuscode().startswith("2"):
+                if http is None or record.rec_headers.get_header("WARC-Truncated"):
                     continue
-                if record.rec_headers.get_header("WARC-Truncated"):
+                answered.add(src)
+                if not http.get_statuscode().startswith("2"):
                     continue
                 body = record.content_stream().read(max_bytes + 1)
                 if len(body) > max_bytes:
@@ -127,7 +134,7 @@ def _from_warc(warc: Path, wanted: list[tuple[int, str]], max_bytes: int) -> dic
                 kept[src] = name
     except (OSError, ValueError, EOFError) as exc:  # a broken WARC: fetch what is missing
         print(f"readable: browser WARC not read: {exc}", file=sys.stderr)
-    return kept
+    return kept, answered
 
 
 async def _copy_all(

@@ -212,8 +212,11 @@ def test_images_at_a_refused_address_are_left_out(
     assert not (out / "images").exists()
 
 
-def _browser_warc(path: Path, responses: list[tuple[str, bytes, str, bool]]) -> None:
-    """A browser WARC as the traffic hook leaves it: (url, body, content type, truncated)."""
+def _browser_warc(
+    path: Path, responses: list[tuple[str, bytes, str, bool]], status: str = "200 OK"
+) -> None:
+    """A browser WARC as the traffic hook leaves it: (url, body, content type, truncated),
+    every response with `status`."""
     from io import BytesIO
 
     from warcio.statusandheaders import StatusAndHeaders
@@ -223,7 +226,7 @@ def _browser_warc(path: Path, responses: list[tuple[str, bytes, str, bool]]) -> 
     with path.open("wb") as out:
         writer = WARCWriter(out, gzip=True)
         for url, body, ctype, cut in responses:
-            head = StatusAndHeaders("200 OK", [("Content-Type", ctype)], protocol="HTTP/1.1")
+            head = StatusAndHeaders(status, [("Content-Type", ctype)], protocol="HTTP/1.1")
             extra = {"WARC-Truncated": "length"} if cut else None
             writer.write_record(
                 writer.create_warc_record(
@@ -272,4 +275,32 @@ def test_images_the_browser_loaded_come_from_its_warc_and_dead_hosts_are_not_ask
     shown = {img.get("alt"): img.get("src") for img in root.iter("img")}
     assert shown == {"kept": "images/1.png"}
     assert (out / "images" / "1.png").read_bytes() == PNG
+    assert hits == []
+
+
+def test_an_image_the_browser_was_refused_is_not_asked_again(tmp_path: Path) -> None:
+    """The browser's WARC holds a 404 for the image: the page showed none, so the hook
+    leaves it out without a second request (the host would answer the same)."""
+    hits: list[object] = []
+
+    def asked(request: object) -> Reply:
+        hits.append(request)
+        return Reply(PNG, headers={"Content-Type": "image/png"})
+
+    with FixtureServer() as site:
+        site.routes["/img/gone.png"] = asked
+        page = (
+            f'<html><body><article><h1>River closes bridge</h1><figure><img src="/img/gone.png"'
+            f' alt="gone"></figure><p>{PARAS[0]}</p>'
+            + "".join(f"<p>{p}</p>" for p in PARAS[1:])
+            + "</article></body></html>"
+        )
+        _browser_warc(
+            tmp_path / "traffic" / "browser.warc.gz",
+            [(f"{site.base}/img/gone.png", b"not found", "text/plain", False)],
+            status="404 Not Found",
+        )
+        run(tmp_path, raw=page, final_url=f"{site.base}/story", ALLOW_PRIVATE_TARGETS="true")
+    article = (tmp_path / "readable" / "article.html").read_text()
+    assert "<img" not in article
     assert hits == []
