@@ -202,7 +202,7 @@ class PageClient:
         )
 
     def pdf(self, path: str, timeout: float = 30.0) -> dict[str, Any]:
-        """Print the page to a PDF at path: {"path", "bytes", "sha256"}."""
+        """Print the page to a PDF at path: {"path", "bytes", "sha256", "markers_moved"}."""
         return self.call("pdf", timeout=timeout, path=os.path.abspath(path))
 
     def responses(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from services.archiver import lazywatch, settlewatch
+from services.archiver import lazywatch, printfix, settlewatch
 from services.archiver.pagenavigate import LOAD_STATES, navigate
 from services.archiver.pagesession import OpError, PageSession, file_result
 from shared import pageclient as proto
@@ -181,11 +182,20 @@ async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
 
 
 async def pdf(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
-    """The page printed to PDF into `path`."""
+    """The page printed to PDF into `path`, list items Chromium cannot print worked around
+    for the time of the print (services/archiver/printfix.py; `markers_moved` says how many)."""
     path = s.out_path(req)
     page = await s.live_page()
-    await page.pdf(path=path, print_background=True)
-    return await asyncio.to_thread(file_result, path)
+    moved = 0
+    with contextlib.suppress(OpError):  # a page whose scripts broke the DOM API prints as is
+        moved = int(await s.evaluate(printfix.MARK_JS) or 0)
+    try:
+        await page.pdf(path=path, print_background=True)
+    finally:
+        if moved:
+            with contextlib.suppress(OpError):
+                await s.evaluate(printfix.UNMARK_JS)
+    return await asyncio.to_thread(file_result, path, markers_moved=moved)
 
 
 async def traffic(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
