@@ -27,6 +27,7 @@ import argparse
 import mimetypes
 import os
 import re
+import shutil
 import socket
 import sqlite3
 import statistics
@@ -222,6 +223,7 @@ def main() -> int:
     parser.add_argument("--per-domain", type=int, default=1, help="PER_DOMAIN_CONCURRENCY")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--keep", action="store_true", help="keep the run's data folder")
     args = parser.parse_args()
     if not CORPORA.is_dir() or not GEN_SITE.exists():
         print("skipped: ../shared/corpora or ../shared/bench not present")
@@ -237,6 +239,8 @@ def run_one(args: argparse.Namespace) -> int:
     """One stack, one site: capture every page, report."""
     work = Path(tempfile.mkdtemp(prefix="dla-bench-stack-"))
     with ExitStack() as stack_cm:
+        if not args.keep:  # each run's stack leaves 70-200 MB (SQLite, JetStream, S3)
+            stack_cm.callback(shutil.rmtree, work, ignore_errors=True)
         site = stack_cm.enter_context(FixtureServer(SITE_HOST))
         if args.site == "corpus":
             ports = stack_cm.enter_context(silent_listeners())

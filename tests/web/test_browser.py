@@ -170,6 +170,12 @@ def test_the_post_card_shows_our_copies(browser, server: str) -> None:
             )
             images = w.page.locator("#post .post-media img")
             assert images.count() == 4
+            for i in range(4):  # loading=lazy: an image loads once near the viewport, after
+                images.nth(i).scroll_into_view_if_needed()  # the load event goto waits for
+            w.page.wait_for_function(
+                "() => [...document.querySelectorAll('#post .post-media img')]"
+                ".every(i => i.complete)"
+            )
             widths = images.evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
             assert widths == [640] * 4, "every image is our copy, loaded"
             sources = images.evaluate_all("imgs => imgs.map(i => new URL(i.src).origin)")
