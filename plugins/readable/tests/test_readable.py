@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import lxml.html
@@ -236,6 +236,16 @@ def _browser_warc(
             )  # fmt: skip
 
 
+def _counting_png(hits: list[object]) -> Callable[[object], Reply]:
+    """A route answering a PNG that notes each request in hits."""
+
+    def asked(request: object) -> Reply:
+        hits.append(request)
+        return Reply(PNG, headers={"Content-Type": "image/png"})
+
+    return asked
+
+
 def test_images_the_browser_loaded_come_from_its_warc_and_dead_hosts_are_not_asked(
     tmp_path: Path,
 ) -> None:
@@ -243,10 +253,7 @@ def test_images_the_browser_loaded_come_from_its_warc_and_dead_hosts_are_not_ask
     truncated record is not a copy; an image on a host the egress proxy could not reach is
     not fetched again."""
     hits: list[object] = []
-
-    def asked(request: object) -> Reply:
-        hits.append(request)
-        return Reply(PNG, headers={"Content-Type": "image/png"})
+    asked = _counting_png(hits)
 
     with FixtureServer() as dead:
         dead.routes["/p.jpg"] = asked
@@ -282,10 +289,7 @@ def test_an_image_the_browser_was_refused_is_not_asked_again(tmp_path: Path) -> 
     """The browser's WARC holds a 404 for the image: the page showed none, so the hook
     leaves it out without a second request (the host would answer the same)."""
     hits: list[object] = []
-
-    def asked(request: object) -> Reply:
-        hits.append(request)
-        return Reply(PNG, headers={"Content-Type": "image/png"})
+    asked = _counting_png(hits)
 
     with FixtureServer() as site:
         site.routes["/img/gone.png"] = asked
