@@ -8,8 +8,9 @@ and ends "Printing failed", and the renderer watchdog then stops the page: no PD
 steps after it fail too. Moving such an item's marker inside its box avoids the bug.
 
 `MARK_JS` does that, in an inline style, for every list item that shows no text and no
-replaced element (image, video, form control, ...): its marker has nothing to stand beside,
-so the PDF looks the same. `UNMARK_JS` puts each item's `style` attribute back as it was
+replaced element (image, video, form control, ...). The only change to the PDF: such an item,
+which took no height (its bullet hung beside nothing), takes one line, its bullet's, so what
+follows it moves down a line. `UNMARK_JS` puts each item's `style` attribute back as it was
 (or removes the one it added), so the DOM captured after the PDF is the page's own. Both return
 how many items they changed.
 """
