@@ -6,8 +6,9 @@ To record what the browser sends and receives over HTTPS (the browser WARC) and 
 each of its requests, the proxy ends the browser's TLS itself and opens its own TLS
 connection to the server. The browser then sees a certificate the archiver made: each
 archiver process makes a certificate authority at start (an ECDSA P-256 key and a
-self-signed CA certificate, with `cryptography`, never written outside the process's
-private temporary folder) and signs, on first use, a leaf certificate for each host (cached,
+self-signed CA certificate, with `cryptography`, never written to disk: the PEM that
+OpenSSL must read from a path lives in anonymous memory files, `memfd_create`, gone with the
+process however it ends) and signs, on first use, a leaf certificate for each host (cached,
 `LEAF_CACHE` hosts). Every leaf shares one key, and Chromium is launched with that key's
 SPKI hash in `--ignore-certificate-errors-spki-list`, so it accepts exactly these leaves
 and nothing else it would otherwise refuse; the browser only ever talks TLS to the proxy.
@@ -25,12 +26,9 @@ import datetime
 import hashlib
 import ipaddress
 import os
-import shutil
 import ssl
-import tempfile
 import threading
 from collections import OrderedDict
-from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -60,8 +58,6 @@ class Interceptor:
     """One archiver's CA and its leaf contexts (thread-safe: contexts are made lazily)."""
 
     def __init__(self, extra_ca_file: str | None = None) -> None:
-        self._dir = Path(tempfile.mkdtemp(prefix="dla-egress-tls-"))
-        os.chmod(self._dir, 0o700)
         self._ca_key = ec.generate_private_key(ec.SECP256R1())
         self._leaf_key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
@@ -78,15 +74,14 @@ class Interceptor:
             .add_extension(CA_USAGE, critical=True)
             .sign(self._ca_key, hashes.SHA256())
         )
-        self._key_path = self._dir / "leaf.key"
-        self._key_path.write_bytes(
+        self._key_fd = _memory_file(
+            "dla-leaf-key",
             self._leaf_key.private_bytes(
                 serialization.Encoding.PEM,
                 serialization.PrivateFormat.PKCS8,
                 serialization.NoEncryption(),
-            )
+            ),
         )
-        os.chmod(self._key_path, 0o600)
         self._contexts: OrderedDict[str, ssl.SSLContext] = OrderedDict()
         self._lock = threading.Lock()
         self.upstream = upstream_context(extra_ca_file)
@@ -139,21 +134,41 @@ class Interceptor:
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .sign(self._ca_key, hashes.SHA256())
         )
-        chain = self._dir / f"{hashlib.sha256(host.encode()).hexdigest()[:32]}.pem"
-        chain.write_bytes(
+        chain = _memory_file(
+            "dla-leaf-chain",
             cert.public_bytes(serialization.Encoding.PEM)
-            + self._ca_cert.public_bytes(serialization.Encoding.PEM)
+            + self._ca_cert.public_bytes(serialization.Encoding.PEM),
         )
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(chain, self._key_path)
+        try:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.load_cert_chain(_fd_path(chain), _fd_path(self._key_fd))
+        finally:
+            os.close(chain)
         ctx.set_alpn_protocols(ALPN)
-        chain.unlink()
         return ctx
 
     def close(self) -> None:
-        """Remove the private folder (the key file)."""
-        shutil.rmtree(self._dir, ignore_errors=True)
+        """Free the key's memory file (idempotent; made contexts keep working)."""
+        if self._key_fd >= 0:
+            os.close(self._key_fd)
+            self._key_fd = -1
+
+
+def _memory_file(name: str, data: bytes) -> int:
+    """An anonymous in-memory file holding data (close-on-exec, so no child inherits it)."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _fd_path(fd: int) -> str:
+    """A path that opens fd's file anew (for OpenSSL, which reads PEM only from paths)."""
+    return f"/proc/self/fd/{fd}"
 
 
 def upstream_context(extra_ca_file: str | None = None) -> ssl.SSLContext:

@@ -1,0 +1,75 @@
+"""The interception CA: leaves the browser accepts, and no key ever written to disk."""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from services.archiver.interception import Interceptor
+
+
+def _handshake(ctx: ssl.SSLContext, ca_pem: bytes, host: str) -> str:
+    """A TLS handshake over a socket pair, the client verifying host against ca_pem;
+    the name the server's certificate was checked for."""
+    client_ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    a, b = socket.socketpair()
+    errors: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            with ctx.wrap_socket(b, server_side=True) as s:
+                s.recv(1)
+        except (OSError, ssl.SSLError) as e:
+            errors.append(e)
+
+    t = threading.Thread(target=serve)
+    t.start()
+    try:
+        with client_ctx.wrap_socket(a, server_hostname=host) as c:
+            c.sendall(b"x")
+            peer = c.getpeercert()
+    finally:
+        t.join(5)
+    assert not errors
+    assert peer is not None
+    return str(dict(x[0] for x in peer["subject"])["commonName"])
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_a_leaf_verifies_and_nothing_is_written_to_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = _fds()
+    tls = Interceptor()
+    assert _handshake(tls.server_context("news.example"), tls.ca_pem, "news.example") == (
+        "news.example"
+    )
+    assert _handshake(tls.server_context("127.0.0.1"), tls.ca_pem, "127.0.0.1") == "127.0.0.1"
+    assert list(tmp_path.iterdir()) == []  # a killed archiver leaves no key behind
+    assert len(_fds() - before) == 1  # the key's memory file, and no chain left open
+    made = tls.server_context("news.example")
+    tls.close()
+    tls.close()
+    assert _fds() - before == set()
+    # contexts made before the close keep serving
+    assert _handshake(made, tls.ca_pem, "news.example") == "news.example"
+
+
+def test_a_leaf_is_refused_for_another_host() -> None:
+    tls = Interceptor()
+    try:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            _handshake(tls.server_context("news.example"), tls.ca_pem, "other.example")
+    finally:
+        tls.close()
