@@ -161,6 +161,12 @@ def unshared_resident_bytes(pid: int) -> int:
     return total
 
 
+def own_fd_path(fd: int) -> str:
+    """A path that opens this process's file descriptor fd anew, at its start (for
+    libraries that read only from paths, such as OpenSSL's PEM loaders)."""
+    return f"/proc/self/fd/{fd}"
+
+
 def unix_sockets() -> set[str]:
     """The paths of the unix sockets bound in this network namespace."""
     with contextlib.suppress(psutil.AccessDenied, OSError):

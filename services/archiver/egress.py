@@ -59,6 +59,7 @@ from services.archiver.egress_policy import (
     ErrorKind,
     UpstreamError,
 )
+from services.archiver.egress_warm import DocumentTap, Origin, subresource_origins
 from services.archiver.exchange import ExchangeRelay, Upstream, copy_capped
 from services.archiver.interception import Interceptor
 from services.archiver.traffic import TrafficLog
@@ -71,6 +72,19 @@ T = TypeVar("T")
 HEAD_LIMIT = 64 * 1024
 MAX_REQUEST_BODY = 16 * 1024 * 1024
 """A request body the browser sends (a form, an API call) is read whole, up to this."""
+WARM_MAX_AGE_S = 5.0
+"""A warmed connection the browser has not claimed by then is not handed to it (a server
+may close an idle connection): the browser's request connects afresh."""
+HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+
+
+@dataclass
+class Warm:
+    """A connection the proxy opened to an origin the page's document names, before the
+    browser asked for it (egress_warm.py)."""
+
+    task: asyncio.Task[Upstream]
+    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -120,6 +134,9 @@ class EgressProxy:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._warm: dict[tuple[str, int, bool], Warm] = {}
+        self._asked: set[tuple[str, int, bool]] = set()
+        self._warmed: list[Warm] = []
 
     async def start(self) -> str:
         """Listen on a free loopback port; returns the proxy URL for the browser context."""
@@ -137,6 +154,10 @@ class EgressProxy:
             t.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        for warm in self._warmed:  # an unclaimed warm connection is cut with the rest
+            await _cancelled(warm.task)
+            if not warm.task.cancelled() and warm.task.exception() is None:
+                warm.task.result().writer.transport.abort()
         await self.relay.flush()
         if self._server is not None:
             with contextlib.suppress(Exception):
@@ -186,7 +207,7 @@ class EgressProxy:
             return
         try:
             t.port = parts.port or 80
-            upstream = await self._bounded(t, self._open(t, tls=False))
+            upstream = await self._bounded(t, self._connect(t, tls=False))
         except (UpstreamError, ValueError) as exc:
             error = exc if isinstance(exc, UpstreamError) else UpstreamError("refused", str(exc))
             await self._fail(writer, t, error)
@@ -211,7 +232,7 @@ class EgressProxy:
             await self._fail(writer, t, UpstreamError("refused", f"bad CONNECT {req.target!r}"))
             return
         try:
-            upstream: Upstream | None = await self._bounded(t, self._open(t, tls=True))
+            upstream: Upstream | None = await self._bounded(t, self._connect(t, tls=True))
         except UpstreamError as exc:
             await self._fail(writer, t, exc)
             return
@@ -226,7 +247,7 @@ class EgressProxy:
             t = Target(inner.method, base + target, host, t.port)
             if upstream is None or not upstream.reusable:
                 try:
-                    upstream = await self._bounded(t, self._open(t, tls=True))
+                    upstream = await self._bounded(t, self._connect(t, tls=True))
                 except UpstreamError as exc:
                     await self._fail(writer, t, exc)
                     return
@@ -266,9 +287,69 @@ class EgressProxy:
             await self._fail(writer, t, exc)
             return False
         self.policy.answered(t.host, t.port)
-        return await self.relay.body(
-            t.url, req, resp, upstream, writer, close=close or not req.keep_alive, sent=sent
-        )
+        tap = self._document_tap(req, resp)
+        more = await self.relay.body(
+            t.url, req, resp, upstream, writer, close=close or not req.keep_alive, sent=sent,
+            tap=tap.feed if tap else None,
+        )  # fmt: skip
+        if tap is not None and (
+            self.is_document(t.url, False) or req.field(b"sec-fetch-dest") == b"document"
+        ):
+            self._warm_up(subresource_origins(tap.body, t.url, self.policy.warm_origins))
+        return more
+
+    def _document_tap(self, req: http.Request, resp: http.Response) -> DocumentTap | None:
+        """A tap on the body when it may be the page's HTML document and warming is on:
+        whether it is, is decided once the body has passed (the page session learns of its
+        main document from Playwright's events, which may come after the proxy's answer;
+        Chromium's `Sec-Fetch-Dest: document`, sent to secure and local origins, says so at
+        once)."""
+        if self.policy.warm_origins <= self.log.warmed or not 200 <= resp.status < 300:
+            return None
+        if (req.field(b"sec-fetch-dest") or b"document") != b"document":
+            return None  # a frame, a script's fetch, ...
+        kind = (resp.field(b"content-type") or b"").split(b";")[0].strip().lower()
+        if kind not in HTML_TYPES:
+            return None
+        return DocumentTap(resp.field(b"content-encoding") or b"")
+
+    def _warm_up(self, origins: list[Origin]) -> None:
+        """Connect to each origin the browser has not asked for yet, within the
+        subresource bound (a timeout marks the host unresponsive, EgressPolicy); at most
+        `warm_origins` for the page in all."""
+        for scheme, host, port in origins:
+            if self.log.warmed >= self.policy.warm_origins:
+                return
+            key = (host, port, scheme == "https")
+            if key in self._asked or key in self._warm or self.policy.unresponsive(host, port):
+                continue
+            t = Target("GET", f"{scheme}://{host}:{port}/", host, port)
+            task = asyncio.create_task(self._bounded(t, self._open(t, tls=key[2])))
+            task.add_done_callback(_retrieved)
+            self._warm[key] = w = Warm(task)
+            self._warmed.append(w)
+            self.log.warmed += 1
+
+    async def _connect(self, t: Target, *, tls: bool) -> Upstream:
+        """A connection for t: the warmed one to its origin if there is one (awaited if
+        still connecting), else a new one."""
+        key = (t.host.lower(), t.port, tls)
+        self._asked.add(key)
+        warm = self._warm.pop(key, None)
+        if warm is not None:
+            try:
+                up = await warm.task
+            except UpstreamError as exc:
+                if exc.kind == "timeout" and not self.is_document(t.url, t.tunnel):
+                    raise  # the bound passed while warming: as if this request waited it
+                log.debug("egress: warming %s failed (%s); connecting afresh", t.host, exc)
+            except (OSError, ValueError) as exc:
+                log.debug("egress: warming %s failed (%r); connecting afresh", t.host, exc)
+            else:
+                if time.monotonic() - warm.started <= WARM_MAX_AGE_S and _open_still(up):
+                    return up
+                up.writer.transport.abort()
+        return await self._open(t, tls=tls)
 
     async def _bounded(self, t: Target, step: Coroutine[Any, Any, T]) -> T:
         """Await step (a coroutine) within the request's time: a subresource has until
@@ -340,6 +421,18 @@ class EgressProxy:
         )
         with contextlib.suppress(OSError):
             await writer.drain()
+
+
+def _open_still(up: Upstream) -> bool:
+    """Has the server not closed (nor written on) this unused connection?"""
+    return not up.writer.is_closing() and not up.reader.at_eof()
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Done callback: a warm task's failure is read here, so asyncio never logs it as an
+    exception nobody retrieved (the browser's own request reports the failure)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _cancelled(task: asyncio.Future[Any]) -> None:

@@ -55,6 +55,9 @@ class EgressPolicy:
     it forgets the count. Most pages of a forum share their trackers, fonts and ad servers,
     so a host that never answers costs the first page the bound, not every page."""
     unresponsive_max_s: float = 1800.0
+    warm_origins: int = 16
+    """How many origins named by a page's document the proxy connects to before the
+    browser asks (egress_warm.py); 0: none."""
     _unresponsive: dict[tuple[str, int], tuple[float, float]] = field(
         default_factory=dict, repr=False
     )
@@ -109,6 +112,8 @@ class EgressLog:
     failed: list[dict[str, object]] = field(default_factory=list)
     truncated: list[dict[str, object]] = field(default_factory=list)
     connections: int = 0
+    warmed: int = 0
+    """Origins the proxy connected to before the browser asked (egress_warm.py)."""
     max_entries: int = 1000
 
     def add(self, bucket: list[dict[str, object]], entry: dict[str, object]) -> None:

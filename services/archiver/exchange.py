@@ -16,6 +16,7 @@ import contextlib
 import logging
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -77,9 +78,11 @@ class ExchangeRelay:
         *,
         close: bool,
         sent: float,
+        tap: Callable[[bytes], None] | None = None,
     ) -> bool:
-        """Send the head, relay the body within the cap, record the exchange. True when the
-        browser's connection may carry another request."""
+        """Send the head, relay the body within the cap (each piece relayed also to tap,
+        as it came), record the exchange. True when the browser's connection may carry
+        another request."""
         chunked, close_after = http.framing(resp, req.method)
         close = close or close_after
         writer.write(http.response_head(resp, close=close, chunked=chunked))
@@ -103,6 +106,8 @@ class ExchangeRelay:
                     truncated = "length"
                     break
                 truncated = self._keep(keep, piece) or truncated
+                if tap is not None:
+                    tap(piece)
                 writer.write(http.chunk(piece) if chunked else piece)
                 await writer.drain()
         except http.BadMessage:

@@ -35,6 +35,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from shared import processes
+
 LEAF_CACHE = 1024
 """Hosts whose server context is kept (a context costs about a millisecond to make)."""
 VALIDITY = datetime.timedelta(days=30)
@@ -142,7 +144,7 @@ class Interceptor:
         try:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-            ctx.load_cert_chain(_fd_path(chain), _fd_path(self._key_fd))
+            ctx.load_cert_chain(processes.own_fd_path(chain), processes.own_fd_path(self._key_fd))
         finally:
             os.close(chain)
         ctx.set_alpn_protocols(ALPN)
@@ -164,11 +166,6 @@ def _memory_file(name: str, data: bytes) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def _fd_path(fd: int) -> str:
-    """A path that opens fd's file anew (for OpenSSL, which reads PEM only from paths)."""
-    return f"/proc/self/fd/{fd}"
 
 
 def upstream_context(extra_ca_file: str | None = None) -> ssl.SSLContext:

@@ -66,6 +66,7 @@ def page_options(s: ArchiverSettings, env: Mapping[str, str] | None = None) -> P
         policy=EgressPolicy(
             allow_private=s.allow_private_targets,
             subresource_timeout=s.browser_subresource_timeout_seconds,
+            warm_origins=s.browser_warm_origins,
         ),
         cookies_dir=s.cookies_dir or None,
     )

@@ -52,6 +52,14 @@ class ArchiverSettings(WorkerSettings):
         " after this long (lookup and connect included) is answered 504 by the egress proxy,"
         " so a host that never answers cannot hold the page's load.",
     )
+    browser_warm_origins: int = Field(
+        16,
+        ge=0,
+        description="Origins named by a page's HTML (its scripts, style sheets, images,"
+        " frames; never its links) the egress proxy connects to as soon as the document"
+        " arrives, before the browser asks: a host that never answers is then known before"
+        " the page's images wait on it (0: none).",
+    )
     cookies_dir: str = Field(
         "",
         description="Folder of Netscape cookies.txt files named <registrable domain>.txt: a"
