@@ -31,7 +31,10 @@ has no response head by then (name lookup, connect, TLS and the server's answer 
 is answered `504`, and its host's later subresource requests at once for a while (a minute,
 doubling each time the host lets the bound pass again; EgressPolicy). The page's
 main document is exempt (`is_document`, told by the page session): it has the navigation's
-own timeout.
+own timeout. As the page's HTML document passes, the proxy reads which origins it will
+load from and connects to them before the browser asks (egress_warm.py): a host that never
+answers is then known when the page's late requests come (images, a tag's script), and an
+answering host's connection is the one the browser's first request to it gets.
 
 One proxy per snapshot context, so every refusal, failure and exchange is recorded against
 its snapshot. A capture ends by closing the proxy, which cancels the connections still

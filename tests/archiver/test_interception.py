@@ -8,6 +8,7 @@ import ssl
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,8 @@ def _handshake(ctx: ssl.SSLContext, ca_pem: bytes, host: str) -> str:
         t.join(5)
     assert not errors
     assert peer is not None
-    return str(dict(x[0] for x in peer["subject"])["commonName"])
+    subject: Any = peer["subject"]  # ((("commonName", "host"),),)
+    return str(dict(pair for rdn in subject for pair in rdn)["commonName"])
 
 
 def _fds() -> set[str]:
