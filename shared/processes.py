@@ -161,6 +161,19 @@ def unshared_resident_bytes(pid: int) -> int:
     return total
 
 
+def ephemeral_ports() -> range:
+    """The ports the kernel gives outgoing connections (and `bind(port 0)`) their local
+    port from: a port chosen there for a server to bind later may meanwhile be taken by any
+    process's outgoing connection. Linux's default when the file cannot be read."""
+    try:
+        low, high = (
+            int(v) for v in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        )
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
 def own_fd_path(fd: int) -> str:
     """A path that opens this process's file descriptor fd anew, at its start (for
     libraries that read only from paths, such as OpenSSL's PEM loaders)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -13,13 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
+from services.supervisor.children import free_ports
+
 SCRAPE_SECONDS = 1
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    (port,) = free_ports(1)
+    return port
 
 
 class Prometheus:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from services.supervisor.reaper import die_with_parent
+from shared import processes
 
 log = logging.getLogger(__name__)
 
@@ -22,13 +24,29 @@ on_start: Callable[[str, int], None] | None = None
 """Called with (name, pid) after every child starts (`dla up` records them to sweep later)."""
 
 
+PORTS_FROM = 10000
+"""Ports for the stack's servers are chosen from here up to the kernel's ephemeral range."""
+
+
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """Ask the kernel for `count` distinct free TCP ports on host."""
-    socks = []
+    """`count` distinct TCP ports free on host now, for servers that bind them later: chosen
+    below the kernel's ephemeral range (processes.ephemeral_ports), where no outgoing
+    connection takes one meanwhile (a port the kernel hands out for `bind(0)` lies inside
+    it: a writer once found its metrics port taken that way); the kernel's own choice when
+    nothing is free below."""
+    socks: list[socket.socket] = []
+    candidates = list(range(PORTS_FROM, processes.ephemeral_ports().start))
+    random.shuffle(candidates)
     try:
-        for _ in range(count):
+        for port in [*candidates, *[0] * count]:
+            if len(socks) == count:
+                break
             s = socket.socket()
-            s.bind((host, 0))
+            try:
+                s.bind((host, port))
+            except OSError:
+                s.close()
+                continue
             socks.append(s)
         return [int(s.getsockname()[1]) for s in socks]
     finally:
