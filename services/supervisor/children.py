@@ -26,6 +26,9 @@ on_start: Callable[[str, int], None] | None = None
 
 PORTS_FROM = 10000
 """Ports for the stack's servers are chosen from here up to the kernel's ephemeral range."""
+_next_port: int | None = None
+"""Where this process looks next (a random start, then onward: like the kernel, a port
+handed out is not handed out again soon, and processes starting at once look apart)."""
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -34,13 +37,19 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     connection takes one meanwhile (a port the kernel hands out for `bind(0)` lies inside
     it: a writer once found its metrics port taken that way); the kernel's own choice when
     nothing is free below."""
+    global _next_port
+    low, high = PORTS_FROM, processes.ephemeral_ports().start
+    span = max(0, high - low)
+    if _next_port is None or not low <= _next_port < high:
+        _next_port = low + random.randrange(span) if span else low
     socks: list[socket.socket] = []
-    candidates = list(range(PORTS_FROM, processes.ephemeral_ports().start))
-    random.shuffle(candidates)
+    tried = 0
     try:
-        for port in [*candidates, *[0] * count]:
-            if len(socks) == count:
-                break
+        while len(socks) < count:
+            port = 0
+            if tried < span:
+                port, tried = _next_port, tried + 1
+                _next_port = low + (_next_port + 1 - low) % span
             s = socket.socket()
             try:
                 s.bind((host, port))
