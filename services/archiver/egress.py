@@ -427,7 +427,7 @@ class EgressProxy:
 
 
 def _open_still(up: Upstream) -> bool:
-    """Has the server not closed (nor written on) this unused connection?"""
+    """Has the server not closed this unused connection?"""
     return not up.writer.is_closing() and not up.reader.at_eof()
 
 
