@@ -139,7 +139,6 @@ class EgressProxy:
         self._writers: set[asyncio.StreamWriter] = set()
         self._warm: dict[tuple[str, int, bool], Warm] = {}
         self._asked: set[tuple[str, int, bool]] = set()
-        self._warmed: list[Warm] = []
 
     async def start(self) -> str:
         """Listen on a free loopback port; returns the proxy URL for the browser context."""
@@ -157,7 +156,9 @@ class EgressProxy:
             t.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        for warm in self._warmed:  # an unclaimed warm connection is cut with the rest
+        # a claimed warm connection went with its request (cancelled or cut above); an
+        # unclaimed one is cut here
+        for warm in self._warm.values():
             await _cancelled(warm.task)
             if not warm.task.cancelled() and warm.task.exception() is None:
                 warm.task.result().writer.transport.abort()
@@ -329,8 +330,7 @@ class EgressProxy:
             t = Target("GET", f"{scheme}://{host}:{port}/", host, port)
             task = asyncio.create_task(self._bounded(t, self._open(t, tls=key[2])))
             task.add_done_callback(_retrieved)
-            self._warm[key] = w = Warm(task)
-            self._warmed.append(w)
+            self._warm[key] = Warm(task)
             self.log.warmed += 1
 
     async def _connect(self, t: Target, *, tls: bool) -> Upstream:

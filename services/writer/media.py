@@ -67,8 +67,8 @@ def capture_decided(
 ) -> int:
     """Record a capture decision (``transitions.record_decision``) with the media job the
     link's URL calls for (``on_decision``). Every way a capture is asked for (a feed post,
-    ``dla add``, a rearchive, ``dla retry``) goes through here, so a video link gets its
-    download however it was queued. Returns the capture job id."""
+    ``dla add``, a rearchive, ``dla retry``, an original found changed) goes through here,
+    so a video link gets its download however it was queued. Returns the capture job id."""
     job_id = transitions.record_decision(conn, link_id, decision, now, state)
     on_decision(conn, link_id, decision, policy, now)
     return job_id

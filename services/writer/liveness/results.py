@@ -56,8 +56,7 @@ def _capture_again(ctx: ApplyContext, link_id: int) -> None:
     """An ordinary capture of a changed original (none while one is queued or running)."""
     state = transitions.link_state(ctx.conn, link_id)
     decision = decide(state, source="changed", now=ctx.now, policy=ctx.policy)
-    transitions.record_decision(ctx.conn, link_id, decision, ctx.now_iso, state)
-    media.on_decision(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso)
+    media.capture_decided(ctx.conn, link_id, decision, ctx.policy, ctx.now_iso, state)
     log.info("link %d changed at source: %s (%s)", link_id, decision.status, decision.reason)
 
 
