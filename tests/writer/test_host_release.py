@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from nats.js import JetStreamContext
 
 from shared import bus
 from shared.hooks.records import ArchiveResultRecord
@@ -22,9 +21,12 @@ pytestmark = pytest.mark.integration
 URLS = ["https://blog.example/1", "https://blog.example/2", "https://blog.example/3"]
 
 
-async def take_jobs(js: JetStreamContext, want: int) -> list[CaptureJob]:
-    """Fetch dispatched capture jobs (acked at once: this test is the worker) until `want`."""
-    sub = await bus.pull_subscribe(js, ARCHIVER_JOBS)
+async def take_jobs(sub: bus.PullSub, want: int) -> list[CaptureJob]:
+    """Fetch dispatched capture jobs (acked at once: this test is the worker) until `want`.
+    One subscription serves the whole test: a fetch that returned with fewer messages than
+    its batch leaves its pull request open on the server for the rest of its expiry, and a
+    job dispatched meanwhile goes to that subscription's inbox. A new subscription for each
+    call would leave such a job unseen until the consumer's ack wait."""
     jobs: list[CaptureJob] = []
     for _ in range(20):
         for msg in await bus.fetch(sub, 10, timeout=0.5):
@@ -47,13 +49,13 @@ async def test_a_released_host_lets_its_next_job_go(
     await publish_all(nats_url, [post("g1", *(occ(u) for u in URLS))])
     nc = await bus.connect(nats_url, "test-worker")
     try:
-        js = nc.jetstream()
-        [first] = await take_jobs(js, 1)
+        sub = await bus.pull_subscribe(nc.jetstream(), ARCHIVER_JOBS)
+        [first] = await take_jobs(sub, 1)
         assert first.url == URLS[0]
 
         # done with the host, not with the capture: the next job of the host goes
         await publish_all(nats_url, [released(first)])
-        [second] = await take_jobs(js, 1)
+        [second] = await take_jobs(sub, 1)
         assert second.url == URLS[1]
         running = "SELECT count(*) FROM archive_jobs WHERE status = 'running'"
         assert writer.query(running) == [(2,)]
@@ -76,7 +78,7 @@ async def test_a_released_host_lets_its_next_job_go(
 
         # run 2 is done with the host: the third job goes
         await publish_all(nats_url, [released(first, run=2)])
-        [last] = await take_jobs(js, 1)
+        [last] = await take_jobs(sub, 1)
         assert last.url == URLS[2]
     finally:
         await nc.close()
