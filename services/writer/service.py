@@ -112,8 +112,6 @@ class Writer:
                 return
             log.info("database %s open", self.settings.db_path)
             try:
-                now = iso(utcnow())
-                await self.db(tombstones.sync, self.conn, self.policy.takedown_key, now)
                 await self._serve(ctx)
             finally:
                 await self.db(_close, self.conn)
@@ -121,12 +119,13 @@ class Writer:
                 self._executor.shutdown(wait=True)
 
     async def open_when_possible(self, ctx: WriterContext) -> sqlite3.Connection | None:
-        """Open and migrate the database, waiting out a lock or a full disk (None if stopped
-        meanwhile): another process holding the file must not crash the writer at start."""
+        """Open, migrate and prepare the database (`_open`), waiting out a lock or a full
+        disk (None if stopped meanwhile): another process holding the file must not crash the
+        writer at start."""
         delay = 0.5
         while not ctx.stop.is_set():
             try:
-                conn: sqlite3.Connection = await self.db(open_db, self.settings.db_path)
+                conn: sqlite3.Connection = await self.db(self._open)
                 self._db_error = None
                 return conn
             except sqlite3.OperationalError as exc:
@@ -138,6 +137,17 @@ class Writer:
                     await asyncio.wait_for(ctx.stop.wait(), timeout=delay)
                 delay = min(delay * 2, 10.0)
         return None
+
+    def _open(self) -> sqlite3.Connection:
+        """The database open, migrated, and its taken-down links tombstoned under the current
+        key; closed again if any step fails (the next try starts afresh)."""
+        conn = open_db(self.settings.db_path)
+        try:
+            tombstones.sync(conn, self.policy.takedown_key, iso(utcnow()))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     async def _serve(self, ctx: WriterContext) -> None:
         ack_wait = self.settings.writer_ack_wait_seconds

@@ -107,20 +107,19 @@ async def capture_ready(
     ready: tuple[str, str],
     python_host: bool = True,
     kill_grace: float = 0.5,
-) -> tuple[SnapshotOutcome, Recorder, float, float]:
+) -> tuple[SnapshotOutcome, Recorder, float]:
     """Run a snapshot whose hook must be killed at its timeout, with the timeout it needs.
 
     A timeout test proves something only if the hook was up (its signal handlers installed, its
     first record printed) before the runner's clock ran out; on a loaded machine an exec'd
     interpreter may still be importing by then. The hook prints the Tag `ready` = (plugin,
     name) once it is up: a run where that tag never arrived is repeated with the next, longer
-    timeout of READY_TIMEOUTS. Returns (outcome, recorder, the timeout used, seconds taken)."""
+    timeout of READY_TIMEOUTS. Returns (outcome, recorder, the timeout used)."""
     plugin, tag = ready
     # the other hooks are not under test: their own timeout lets an exec'd interpreter come
     # up on a loaded machine (the short one is the killed hook's, through TIMEOUT)
     others = {f"{env_prefix(p)}_TIMEOUT": str(OTHERS_TIMEOUT) for p in only if p != plugin}
     for attempt, timeout in enumerate(READY_TIMEOUTS):
-        began = time.monotonic()
         outcome, rec = await capture(
             tmp_path / f"attempt-{attempt}",
             only,
@@ -128,7 +127,6 @@ async def capture_ready(
             python_host=python_host,
             kill_grace=kill_grace,
         )
-        took = time.monotonic() - began
         if tag in rec.tags(plugin):
-            return outcome, rec, timeout, took
+            return outcome, rec, timeout
     pytest.fail(f"{plugin} never printed {tag!r} within {READY_TIMEOUTS[-1]} s")

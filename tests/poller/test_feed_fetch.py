@@ -26,7 +26,9 @@ def forum() -> Iterator[FixtureServer]:
 
 
 async def get(url: str, state: FeedState | None = None, max_bytes: int = 10**7) -> bytes | None:
-    async with httpx.AsyncClient(timeout=5) as client:
+    # generous: a connect to the local server has taken over 5 s at load 10 (no test here
+    # is about the timeout itself)
+    async with httpx.AsyncClient(timeout=30) as client:
         return await fetch(client, url, state or FeedState(), max_bytes)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from services.writer.db import open_db
 from shared import bus
 from shared.backup_layout import backup_key
 from shared.messages import CaptureJob
@@ -135,11 +136,16 @@ async def test_writer_process_end_to_end(
 RETRIED = 'dla_writer_messages_total{outcome="retried",subject="feed.post"}'
 
 
+@pytest.mark.parametrize("migrated", [False, True], ids=["new", "migrated"])
 async def test_a_database_locked_at_start_is_waited_for(
-    tmp_path: Path, nats_url: str, live_writer
+    tmp_path: Path, nats_url: str, live_writer, migrated: bool
 ) -> None:
+    """A new database is locked before its migration; a migrated one (nothing to migrate, so
+    opening reads only) before the start's first write, the tombstone sync."""
     data = tmp_path / "data"
     data.mkdir()
+    if migrated:
+        open_db(data / "archive.sqlite3").close()
     blocker = sqlite3.connect(data / "archive.sqlite3", isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # held before the writer even starts
     writer = live_writer(data, nats_url).start()
