@@ -8,6 +8,7 @@ only then add markup.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -153,6 +154,17 @@ def display_status(status: str | None, error_code: str | None) -> tuple[str, str
     if status == "archived":
         return f"archived · last try {short_code(error_code)}", "archived"
     return f"{status} · {short_code(error_code)}", status
+
+
+def capture_state(snapshot: Mapping[str, Any]) -> str:
+    """What one capture of the link's history shows: its job's state while the job is queued
+    or running, or has no ended attempt yet; else what the capture kept (succeeded, partial,
+    failed). A job that succeeded may have kept only part of the page: its capture is
+    `partial`, never `succeeded`."""
+    job = snapshot.get("job_status")
+    if snapshot.get("outcome") and job not in ("queued", "running"):
+        return str(snapshot["outcome"])
+    return str(job or snapshot["status"])
 
 
 def short_code(code: str) -> str:

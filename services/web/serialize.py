@@ -71,6 +71,7 @@ def snapshot(s: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": s["id"],
         "status": s.get("job_status") or s["status"],
+        "outcome": s.get("outcome"),
         "started_at": s["created_at"],
         "updated_at": s["updated_at"],
         "attempts": s.get("job_attempts"),

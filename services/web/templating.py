@@ -15,6 +15,7 @@ TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.filters.update(present.FILTERS)
 TEMPLATES.env.globals.update(
     display_status=present.display_status,
+    capture_state=present.capture_state,
     badges=present.badges,
     when=present.when,
     status_pill=present.status_pill,

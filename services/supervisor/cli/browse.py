@@ -221,11 +221,12 @@ def register(app: typer.Typer) -> None:
         if snaps:
             table(
                 "snapshots",
-                ["snapshot", "status", "started", "results"],
+                ["snapshot", "job", "kept", "started", "results"],
                 [
                     (
                         s.get("id"),
                         s.get("status"),
+                        s.get("outcome") or "",  # what the capture kept: partial, ...
                         s.get("started_at"),
                         short(
                             ", ".join(

@@ -102,6 +102,7 @@ snapshots = Table(
     Column("url", Text),
     Column("title", Text),
     Column("final_url", Text),
+    Column("outcome", Text),
     Column("created_at", Text),
     Column("updated_at", Text),
 )
