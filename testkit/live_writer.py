@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nats.js.errors
+
 from services.supervisor.children import Child
 from services.writer.puller import WRITER_CONSUMERS
 from shared import bus
@@ -142,10 +144,15 @@ async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 5
 
 
 async def consumer_idle(nats_url: str, stream: str, durable: str) -> bool:
-    """True when a consumer has nothing pending and nothing unacknowledged."""
+    """True when a consumer has nothing pending and nothing unacknowledged; False while it
+    does not exist yet (a service makes its consumers once it is up: a writer after
+    migrating its database, which takes seconds on a loaded machine)."""
     nc = await bus.connect(nats_url, "test-probe")
     try:
-        info = await nc.jetstream().consumer_info(stream, durable)
+        try:
+            info = await nc.jetstream().consumer_info(stream, durable)
+        except nats.js.errors.NotFoundError:
+            return False
         return info.num_pending == 0 and info.num_ack_pending == 0
     finally:
         await nc.close()
