@@ -17,11 +17,6 @@ from services.supervisor.children import free_ports
 SCRAPE_SECONDS = 1
 
 
-def free_port() -> int:
-    (port,) = free_ports(1)
-    return port
-
-
 class Prometheus:
     """Prometheus on 127.0.0.1 scraping `targets` ({job: ["host:port", ...]}) every second."""
 
@@ -29,7 +24,7 @@ class Prometheus:
         binary = shutil.which("prometheus")
         if binary is None:
             pytest.skip("prometheus not installed (Debian package prometheus)")
-        self.port = free_port()
+        (self.port,) = free_ports(1)
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         config = {

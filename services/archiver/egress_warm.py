@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import re
 import zlib
+from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
@@ -102,13 +103,23 @@ def subresource_origins(html: bytes, base_url: str, limit: int) -> list[Origin]:
     at most limit, the document's own origin left out."""
     if not html or limit <= 0:
         return []
-    tree = LexborHTMLParser(html)
     own = origin(base_url)
+    found: list[Origin] = []
+    for o in _referenced(LexborHTMLParser(html), base_url, own[0] if own else "https"):
+        if o is not None and o != own and o not in found:
+            found.append(o)
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _referenced(tree: LexborHTMLParser, base_url: str, scheme: str) -> Iterator[Origin | None]:
+    """The origin of each eager reference of the document, then of each host its inline
+    scripts spell out (a scheme-relative one taken as `scheme`), None for what is no URL."""
     base = tree.css_first("base[href]")
     if base is not None:
         with contextlib.suppress(ValueError):  # a base that is no URL is ignored
             base_url = urljoin(base_url, str(base.attributes.get("href") or ""))
-    found: list[Origin] = []
     for node in tree.css(EAGER):
         attrs = node.attributes
         if node.tag == "link":
@@ -121,22 +132,9 @@ def subresource_origins(html: bytes, base_url: str, limit: int) -> list[Origin]:
         else:
             refs = [attrs.get("src"), attrs.get("poster")]
             refs += [c.split()[0] for c in str(attrs.get("srcset") or "").split(",") if c.split()]
-        for ref in refs:
-            if not ref:
-                continue
-            o = origin(str(ref).strip(), base_url)
-            if o is not None and o != own and o not in found:
-                found.append(o)
-                if len(found) >= limit:
-                    return found
-    scheme = own[0] if own else "https"
+        yield from (origin(str(ref).strip(), base_url) for ref in refs if ref)
     for node in tree.css("script:not([src])"):
         if str(node.attributes.get("type") or "").strip().lower() not in JS_TYPES:
             continue
         for m in SCRIPT_URL.finditer(node.text(deep=False) or ""):
-            o = origin(f"{(m.group(1) or scheme + ':').lower()}//{m.group(2)}{m.group(3) or ''}/")
-            if o is not None and o != own and o not in found:
-                found.append(o)
-                if len(found) >= limit:
-                    return found
-    return found
+            yield origin(f"{(m.group(1) or scheme + ':').lower()}//{m.group(2)}{m.group(3) or ''}/")
