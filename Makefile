@@ -3,7 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops chaos hostile-full
+.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops chaos hostile-full \
+	compose-images compose-test
 
 bootstrap: $(STAMP) system-deps
 
@@ -33,7 +34,16 @@ typecheck: $(STAMP)
 # pytest's exit code 5 (no test collected) fails the target as any other non-zero code.
 TEST_WORKERS ?= 3
 test: bootstrap lint typecheck
-	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not compose"
+
+# The compose stack for real: podman and debootstrap from Debian's packages, the images built
+# here (deploy/containers/build-local.sh: no registry needed), then docker-compose.yml started,
+# a post archived through the containers, two archivers, `compose down` (docs/operations.md).
+compose-images: bootstrap
+	sh deploy/containers/build-local.sh
+
+compose-test: compose-images
+	$(VENV)/bin/pytest -q -m compose tests/deploy/test_compose_stack.py
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not integration"

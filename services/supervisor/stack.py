@@ -11,6 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic_settings import BaseSettings
+
+from services.supervisor.alerting import describe
+from services.supervisor.alertstack import AlertStack, AlertStackSettings, start_alerting
 from services.supervisor.children import Child, free_ports, stop_all
 from services.supervisor.infra import (
     Nats,
@@ -54,6 +58,9 @@ class Stack:
     nats: Nats | None = None
     weed: Weed | None = None
     procs: dict[str, ServiceProc] = field(default_factory=dict)
+    alerts: AlertStack | None = None
+    metrics_targets: dict[str, list[str]] = field(default_factory=dict)
+    """Each service's /metrics address ({service: ["127.0.0.1:port"]}), for Prometheus."""
     _engine_restarts: dict[str, Restarts] = field(
         default_factory=lambda: {"nats": Restarts("nats"), "s3": Restarts("s3")}
     )
@@ -103,11 +110,23 @@ class Stack:
             env.setdefault("PYTHONUNBUFFERED", "1")
             if name != "web":
                 env["METRICS_PORT"] = str(port)
+                self.metrics_targets[name] = [f"127.0.0.1:{port}"]
+            else:
+                self.metrics_targets[name] = [f"127.0.0.1:{env.get('WEB_PORT', '8000')}"]
             env.update((extra_env or {}).get(name, {}))
             child = Child(
                 name, [sys.executable, "-m", f"services.{name}"], env, logs / f"{name}.log"
             )
             self.procs[name] = ServiceProc(child.start(), Restarts(name))
+
+    def start_alerting(self) -> str:
+        """Prometheus and Alertmanager when ALERT_WEBHOOK_URL or ALERT_EMAIL_TO is set
+        (services.supervisor.alertstack); returns where alerts go, in words."""
+        settings = AlertStackSettings.model_validate(_settings_from(self.env, AlertStackSettings))
+        if settings.destinations():
+            logs = self.log_dir or self.data_dir / "logs"
+            self.alerts = start_alerting(settings, self.metrics_targets, self.data_dir, logs)
+        return describe(settings)
 
     def supervise_once(self) -> None:
         """Restart any service or embedded engine that died (delay 1 s .. 60 s, reset after a
@@ -171,11 +190,14 @@ class Stack:
         left after the grace period or as soon as `hurry()` says so (a second Ctrl-C)."""
         stop_all([sp.child for sp in self.procs.values()], grace_s, hurry)
         engines = [e.child for e in (self.weed, self.nats) if e is not None]
+        engines += self.alerts.children() if self.alerts is not None else []
         stop_all(engines, engines_grace_s, hurry)
 
 
-def _settings_from(env: Mapping[str, str]) -> dict[str, str]:
-    keys = set(CommonSettings.model_fields)
+def _settings_from(
+    env: Mapping[str, str], model: type[BaseSettings] = CommonSettings
+) -> dict[str, str]:
+    keys = set(model.model_fields)
     return {k.lower(): v for k, v in env.items() if k.lower() in keys}
 
 

@@ -107,6 +107,7 @@ def _supervise(
         os.environ["ADMIN_TOKENS"] = admin_tokens.load_or_create(data_dir)
     stack = Stack(data_dir=data_dir, services=services)
     code = EXIT_OK
+    alerts = ""
     started = time.monotonic()
     try:
         signals.interruptible = True
@@ -119,6 +120,7 @@ def _supervise(
                 data_dir,
             )
             stack.start_services()
+            alerts = stack.start_alerting()
             info = {
                 "nats_url": stack.env["NATS_URL"],
                 "s3_endpoint": stack.env["S3_ENDPOINT"],
@@ -129,7 +131,8 @@ def _supervise(
         signals.interruptible = False
         if not signals.stopping:
             print(
-                f"\n  Discourse Link Archiver is up: {web_url}\n  logs: {data_dir}/logs\n",
+                f"\n  Discourse Link Archiver is up: {web_url}\n  logs: {data_dir}/logs\n"
+                f"  {alerts}\n",
                 flush=True,
             )
         while not signals.wait(1.0):
@@ -166,6 +169,7 @@ def _supervise(
 def _children(stack: Stack) -> list[children.Child]:
     found = [sp.child for sp in stack.procs.values()]
     found += [e.child for e in (stack.nats, stack.weed) if e is not None]
+    found += stack.alerts.children() if stack.alerts is not None else []
     return [c for c in found if c.proc is not None]
 
 

@@ -76,6 +76,7 @@ def test_dockerfiles_pass_hadolint() -> None:
     if not hadolint.exists():
         pytest.skip("hadolint not installed")
     files = [str(REPO / "Dockerfile"), str(REPO / "Dockerfile.worker")]
+    files += [str(p) for p in sorted((REPO / "deploy" / "containers").glob("*.Containerfile"))]
     proc = subprocess.run([str(hadolint), *files], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -52,6 +52,26 @@ def up(
     raise typer.Exit(code)
 
 
+@app.command("alert-config")
+def alert_config(
+    path: Annotated[Path, typer.Argument(help="Where to write Alertmanager's configuration.")],
+) -> None:
+    """Write Alertmanager's configuration from ALERT_* and SMTP_* (the compose stack's
+    `alert-config` service); print where alerts go."""
+    import json
+
+    from services.supervisor.alerting import AlertSettings, alertmanager_config, describe
+
+    settings = AlertSettings()
+    try:
+        settings.check()
+    except ValueError as exc:
+        raise CliError(str(exc), Exit.USAGE) from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(alertmanager_config(settings), indent=2) + "\n")
+    print(describe(settings))
+
+
 capture.register(app)
 browse.register(app)
 moderation.register(app)
