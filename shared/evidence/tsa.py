@@ -2,10 +2,18 @@
 checking a token against its authority's chain (rfc3161-client, Trail of Bits; certificates
 with `cryptography`).
 
-A token is kept as the authority's whole TimeStampResp (DER: what `openssl ts -verify -in`
-reads) with the chain from its signing certificate to the trusted root (PEM), so anyone can
-check it without asking the authority again. Roots trusted: the system's bundle plus
-`TSA_CA_FILE`.
+A token is kept as the authority's whole TimeStampResp exactly as received (what
+`openssl ts -verify -in` reads) with the chain from its signing certificate to the trusted
+root (PEM), so anyone can check it without asking the authority again. Roots trusted: the
+system's bundle plus `TSA_CA_FILE`. A reply is checked on a DER copy (`shared.evidence.der`):
+authorities send BER or certificate SETs out of DER order (OpenSSL's own `openssl ts -reply`
+does), which the strict parser refuses but `openssl ts -verify` takes. The signer's
+certificate (and the certificates between it and a root) may come in the reply or in
+TSA_CA_FILE only.
+
+A failure is one of three kinds: `TimestampError` (down, slow, an answer that is no reply:
+asked again later), `TimestampRefused` (the authority said no) and `TimestampInvalid` (a
+token that does not verify); the last two are final (not asked again), their words say why.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 from cryptography import x509
@@ -29,6 +38,9 @@ from rfc3161_client import (
     decode_timestamp_response,
 )
 
+from shared.evidence import der
+from shared.messages import TimestampFinal
+
 QUERY_TYPE = "application/timestamp-query"
 REPLY_TYPE = "application/timestamp-reply"
 CHAIN_TYPE = "application/pem-certificate-chain"
@@ -36,7 +48,36 @@ SYSTEM_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-b
 
 
 class TimestampError(Exception):
-    """An authority gave no usable token (down, refused, or an answer that does not check)."""
+    """An authority gave no usable token this time (down, slow, an answer that is no
+    timestamp reply): it is asked again later."""
+
+    final: ClassVar[TimestampFinal | None] = None
+
+
+class TimestampRefused(TimestampError):
+    """The authority answered and refused (PKIStatus rejection): not asked again."""
+
+    final = "refused"
+
+
+class TimestampInvalid(TimestampError):
+    """The authority granted a token that does not verify: not asked again."""
+
+    final = "invalid"
+
+
+STATUS_WORDS = {
+    2: "rejection", 3: "waiting", 4: "revocation warning", 5: "revocation notification"
+}  # fmt: skip
+FAILURE_WORDS = {
+    0: "unrecognized or unsupported algorithm", 2: "bad request", 5: "bad data format",
+    14: "time source not available", 15: "policy not supported",
+    16: "extension not supported", 17: "additional information not available",
+    25: "system failure",
+}  # fmt: skip
+"""PKIFailureInfo bits (RFC 3161 2.4.2) in words."""
+PASSING_FAILURES = frozenset({14, 25})
+"""Failures the authority may get over (its clock, its system): asked again."""
 
 
 @dataclass(frozen=True)
@@ -103,40 +144,85 @@ async def ask(client: httpx.AsyncClient, authority: str, message: bytes, timeout
 def check(
     authority: str, response_der: bytes, message: bytes, roots: list[x509.Certificate]
 ) -> Token:
-    """The token in `response_der`, checked: granted, over sha256(message), signed by a
-    time-stamping certificate that chains to one of `roots` (TimestampError otherwise)."""
+    """The token in `response_der` (the reply as received), checked: granted, over
+    sha256(message), signed by a time-stamping certificate that chains to one of `roots`
+    (TimestampError otherwise, TimestampRefused or TimestampInvalid when final)."""
     try:
-        resp = decode_timestamp_response(response_der)
+        copy = der.timestamp_reply(response_der)
+    except der.BerError as exc:
+        raise TimestampError(f"not a timestamp reply: {exc}") from exc
+    refusal(der.parse(copy))
+    try:
+        resp = decode_timestamp_response(copy)
     except ValueError as exc:
-        raise TimestampError(f"not a timestamp reply: {str(exc)[:200]}") from exc
+        raise TimestampInvalid(f"the token cannot be read: {str(exc)[:200]}") from exc
     if not roots:
-        raise TimestampError("no trusted roots")
+        raise TimestampInvalid("no trusted roots")
+    certs = [x509.load_der_x509_certificate(c) for c in resp.signed_data.certificates]
     builder = VerifierBuilder(roots=list(roots))
+    if signer_of(resp, certs) is None:  # the reply leaves it out: TSA_CA_FILE may have it
+        leaf = signer_of(resp, roots)
+        if leaf is None:
+            raise TimestampInvalid(
+                "the signer's certificate is neither in the reply nor in TSA_CA_FILE"
+            )
+        builder = builder.tsa_certificate(leaf)
     try:
         builder.build().verify_message(resp, message)
     except (VerificationError, ValueError) as exc:
         if "certificate verify error" in str(exc):  # OpenSSL's words for a chain it cannot trust
-            raise TimestampError(
+            raise TimestampInvalid(
                 "token does not verify: its authority's certificate does not chain to a trusted"
                 " root (the system's, or TSA_CA_FILE's)"
             ) from exc
-        raise TimestampError(f"token does not verify: {str(exc)[:200]}") from exc
+        raise TimestampInvalid(f"token does not verify: {str(exc)[:200]}") from exc
     gen = resp.tst_info.gen_time
     gen = gen if gen.tzinfo else gen.replace(tzinfo=UTC)
-    return Token(authority, response_der, chain_pem(resp, roots), gen, resp.tst_info.serial_number)
+    return Token(
+        authority, response_der, chain_pem(resp, certs + roots), gen, resp.tst_info.serial_number
+    )
 
 
-def chain_pem(resp: TimeStampResponse, roots: list[x509.Certificate]) -> str:
-    """The certificates from the token's signer up to its root, as PEM."""
-    certs = [x509.load_der_x509_certificate(c) for c in resp.signed_data.certificates]
+def refusal(reply: der.Tlv) -> None:
+    """Raise when the reply's PKIStatusInfo grants nothing (status 0 granted and 1 granted
+    with modifications pass), in the authority's words."""
+    info = (reply.parts or [der.Tlv(b"")])[0]
+    if not info.parts or info.parts[0].ident != b"\x02":
+        raise TimestampError("not a timestamp reply: no PKIStatusInfo")
+    status = int.from_bytes(info.parts[0].content, "big", signed=True)
+    if status in (0, 1):
+        return
+    words = [STATUS_WORDS.get(status, f"status {status}")]
+    bits: set[int] = set()
+    for part in info.parts[1:]:
+        if part.ident == b"\x30":  # statusString: PKIFreeText, UTF8Strings
+            words += [p.content.decode("utf-8", "replace") for p in part.parts or ()]
+        elif part.ident == b"\x03" and part.content:  # failInfo: a BIT STRING, bit 0 first
+            flags = int.from_bytes(part.content[1:], "big")
+            width = 8 * (len(part.content) - 1)
+            bits = {b for b in range(width) if flags >> (width - 1 - b) & 1}
+            words += [FAILURE_WORDS.get(b, f"failure bit {b}") for b in sorted(bits)]
+    said = "; ".join(w for w in words if w)[:300]
+    if status == 3 or (bits and bits <= PASSING_FAILURES):
+        raise TimestampError(f"not granted: {said}")
+    raise TimestampRefused(f"refused by the authority: {said}")
+
+
+def signer_of(resp: TimeStampResponse, certs: list[x509.Certificate]) -> x509.Certificate | None:
+    """The certificate of `certs` that signed the token (by its issuer and serial number)."""
     signer = next(iter(resp.signed_data.signer_infos))
-    leaf = next(
+    return next(
         (c for c in certs if c.issuer == signer.issuer and c.serial_number == signer.serial_number),
         None,
     )
+
+
+def chain_pem(resp: TimeStampResponse, pool: list[x509.Certificate]) -> str:
+    """The certificates from the token's signer up to its root, as PEM (found in `pool`: the
+    reply's certificates and the trusted roots)."""
+    leaf = signer_of(resp, pool)
     if leaf is None:
         return ""
-    pool = certs + roots
     chain = [leaf]
     while chain[-1].issuer != chain[-1].subject and len(chain) < 8:
         parent = next((c for c in pool if c.subject == chain[-1].issuer), None)
