@@ -4,7 +4,9 @@ test CA, behind a small HTTP handler on 127.0.0.1 (free port, its own thread).
 `mode` makes it misbehave: "ok" grants, "error" answers 500, "hang" holds the request
 without an answer (until the mode changes or the server stops), "garbage" answers 200 with
 bytes that are no timestamp reply, "refuse" answers a PKIStatus rejection; `fail_first`
-answers 500 to that many first requests whatever the mode.
+answers 500 to that many first requests whatever the mode; `ber` sends each reply in a BER
+form `openssl ts -verify` reads (indefinite lengths, OCTET STRINGs in segments; the
+certificates and the signed attributes as they are: signatures cover their bytes).
 
 Its chain (`make_ca`): "none", the root signs the TSA certificate; "reply", a root, an
 intermediate and the TSA certificate, the `certs` file naming the TSA's then the
@@ -30,6 +32,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from shared.evidence import der
 from testkit.httpserver import serving_thread
 
 CONFIG = """
@@ -58,6 +61,31 @@ REJECTION = (
 
 
 Chain = Literal["none", "reply", "ca_file"]
+
+
+def as_ber(value: der.Tlv, keep: frozenset[int] = frozenset()) -> bytes:
+    """One BER form of `value`: indefinite lengths, OCTET STRINGs cut in 7-byte segments;
+    the values whose id() is in `keep` in DER."""
+    if id(value) in keep:
+        return der.encode(value)
+    if value.parts is not None:
+        inner = b"".join(as_ber(p, keep) for p in value.parts)
+        return value.ident + b"\x80" + inner + b"\x00\x00"
+    if value.ident == b"\x04" and len(value.content) > 7:
+        cuts = [value.content[i : i + 7] for i in range(0, len(value.content), 7)]
+        return b"\x24\x80" + b"".join(b"\x04" + bytes([len(c)]) + c for c in cuts) + b"\x00\x00"
+    return der.encode(value)
+
+
+def ber_reply(reply: bytes) -> bytes:
+    """A TimeStampResp (DER) in BER (`as_ber`), its certificates and signed attributes left
+    as they are (OpenSSL checks a signature over the attributes' encoding as received)."""
+    root = der.parse(reply)
+    parts = (der.signed_data(root) or der.Tlv(b"")).parts or []
+    keep = [c for p in parts if p.ident == b"\xa0" for c in p.parts or ()]
+    for info in parts[-1].parts or () if parts else ():  # signerInfos
+        keep += [a for a in info.parts or () if a.ident == b"\xa0"]
+    return as_ber(root, frozenset(map(id, keep)))
 
 
 @dataclass(frozen=True)
@@ -161,12 +189,12 @@ class LocalTSA:
 
     def __init__(
         self, folder: Path | None = None, name: str = "Test TSA", *, chain: Chain = "none",
-        ess: str = "sha256", fail_first: int = 0,
+        ess: str = "sha256", fail_first: int = 0, ber: bool = False,
     ) -> None:  # fmt: skip
         self._tmp = None if folder else tempfile.TemporaryDirectory(prefix="tsa-")
         self.folder = folder or Path(self._tmp.name)  # type: ignore[union-attr]
         self.ca = make_ca(self.folder, name, chain=chain, ess=ess)
-        self.fail_first = fail_first
+        self.fail_first, self.ber = fail_first, ber
         self.replies: list[bytes] = []
         """Every reply it granted, as sent."""
         self.mode = "ok"
@@ -229,7 +257,7 @@ class LocalTSA:
                 check=True, capture_output=True, timeout=30,
             )  # fmt: skip
             self.granted += 1
-            self.replies.append(r.read_bytes())
+            self.replies.append(ber_reply(r.read_bytes()) if self.ber else r.read_bytes())
             return self.replies[-1]
 
     def __enter__(self) -> LocalTSA:

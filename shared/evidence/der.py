@@ -62,7 +62,7 @@ def timestamp_reply(reply: bytes) -> bytes:
     root = parse(reply)
     if root.ident != bytes([SEQUENCE]) or not root.parts:
         raise BerError("not a SEQUENCE")
-    signed = _signed_data(root)
+    signed = signed_data(root)
     if signed is not None:
         for part in signed.parts or ():
             if part.ident[0] in (CERTIFICATES, CRLS) and part.parts is not None:
@@ -71,7 +71,7 @@ def timestamp_reply(reply: bytes) -> bytes:
     return encode(root)
 
 
-def _signed_data(root: Tlv) -> Tlv | None:
+def signed_data(root: Tlv) -> Tlv | None:
     """TimeStampResp.timeStampToken (ContentInfo) -> [0] EXPLICIT -> SignedData, if there."""
     if root.parts is None or len(root.parts) < 2:
         return None
