@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from services.writer.evidence import plan_timestamps
-from shared.messages import TimestampOutcome, TimestampResult
+from shared.messages import EvidenceReport, TimestampOutcome, TimestampResult
 from testkit.writer_harness import Harness
 from tests.writer.scenario import capture_messages, evidence_messages, feed_messages
 
@@ -24,6 +24,7 @@ def test_final_answers_are_not_asked_again(h: Harness) -> None:
     h.dispatch()
     job = dict(h.rows("SELECT * FROM archive_jobs WHERE status = 'running' ORDER BY id")[0])
     report = evidence_messages(job)[0]
+    assert isinstance(report, EvidenceReport)
     h.apply(*capture_messages(job), report)
     (ask,) = plan_timestamps(h.conn, h.now, timedelta(minutes=1))
     assert sorted(ask.authorities) == sorted((REFUSING, FORGING, DOWN))
