@@ -3,10 +3,10 @@ test CA, behind a small HTTP handler on 127.0.0.1 (free port, its own thread).
 
 `mode` makes it misbehave: "ok" grants, "error" answers 500, "hang" holds the request
 without an answer (until the mode changes or the server stops), "garbage" answers 200 with
-bytes that are no timestamp reply, "refuse" answers a PKIStatus rejection; `fail_first`
-answers 500 to that many first requests whatever the mode; `ber` sends each reply in a BER
-form `openssl ts -verify` reads (indefinite lengths, OCTET STRINGs in segments; the
-certificates and the signed attributes as they are: signatures cover their bytes).
+bytes that are no timestamp reply, "refuse" answers a PKIStatus rejection. `ber` sends each
+reply in a BER form `openssl ts -verify` reads (indefinite lengths, OCTET STRINGs in
+segments; the certificates and the signed attributes as they are: signatures cover their
+bytes).
 
 Its chain (`make_ca`): "none", the root signs the TSA certificate; "reply", a root, an
 intermediate and the TSA certificate, the `certs` file naming the TSA's then the
@@ -189,12 +189,12 @@ class LocalTSA:
 
     def __init__(
         self, folder: Path | None = None, name: str = "Test TSA", *, chain: Chain = "none",
-        ess: str = "sha256", fail_first: int = 0, ber: bool = False,
+        ess: str = "sha256", ber: bool = False,
     ) -> None:  # fmt: skip
         self._tmp = None if folder else tempfile.TemporaryDirectory(prefix="tsa-")
         self.folder = folder or Path(self._tmp.name)  # type: ignore[union-attr]
         self.ca = make_ca(self.folder, name, chain=chain, ess=ess)
-        self.fail_first, self.ber = fail_first, ber
+        self.ber = ber
         self.replies: list[bytes] = []
         """Every reply it granted, as sent."""
         self.mode = "ok"
@@ -209,7 +209,7 @@ class LocalTSA:
                 query = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with tsa._changed:
                     tsa.asked += 1
-                    mode = "error" if tsa.asked <= tsa.fail_first else tsa.mode
+                    mode = tsa.mode
                 if mode == "hang":
                     with tsa._changed:
                         tsa._changed.wait_for(lambda: tsa.mode != "hang", timeout=120)
