@@ -9,7 +9,7 @@ system's bundle plus `TSA_CA_FILE`. A reply is checked on a DER copy (`shared.ev
 authorities send BER or certificate SETs out of DER order (OpenSSL's own `openssl ts -reply`
 does), which the strict parser refuses but `openssl ts -verify` takes. The signer's
 certificate (and the certificates between it and a root) may come in the reply or in
-TSA_CA_FILE only.
+TSA_CA_FILE only; its signed ESSCertID (v1 or v2) must name it, as OpenSSL checks.
 
 A failure is one of three kinds: `TimestampError` (down, slow, an answer that is no reply:
 asked again later), `TimestampRefused` (the authority said no) and `TimestampInvalid` (a
@@ -19,6 +19,7 @@ token that does not verify); the last two are final (not asked again), their wor
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ssl
 import warnings
 from dataclasses import dataclass
@@ -78,6 +79,17 @@ FAILURE_WORDS = {
 """PKIFailureInfo bits (RFC 3161 2.4.2) in words."""
 PASSING_FAILURES = frozenset({14, 25})
 """Failures the authority may get over (its clock, its system): asked again."""
+ESS_V1 = bytes.fromhex("2a864886f70d010910020c")
+"""id-aa-signingCertificate (1.2.840.113549.1.9.16.2.12): ESSCertID, SHA-1."""
+ESS_V2 = bytes.fromhex("2a864886f70d010910022f")
+"""id-aa-signingCertificateV2 (1.2.840.113549.1.9.16.2.47): ESSCertIDv2."""
+ESS_HASHES = {
+    bytes.fromhex("2b0e03021a"): "sha1",
+    bytes.fromhex("608648016503040201"): "sha256",
+    bytes.fromhex("608648016503040202"): "sha384",
+    bytes.fromhex("608648016503040203"): "sha512",
+}
+"""ESSCertIDv2 hash algorithms by their OID's content octets."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +163,8 @@ def check(
         copy = der.timestamp_reply(response_der)
     except der.BerError as exc:
         raise TimestampError(f"not a timestamp reply: {exc}") from exc
-    refusal(der.parse(copy))
+    reply = der.parse(copy)
+    refusal(reply)
     try:
         resp = decode_timestamp_response(copy)
     except ValueError as exc:
@@ -160,13 +173,15 @@ def check(
         raise TimestampInvalid("no trusted roots")
     certs = [x509.load_der_x509_certificate(c) for c in resp.signed_data.certificates]
     builder = VerifierBuilder(roots=list(roots))
-    if signer_of(resp, certs) is None:  # the reply leaves it out: TSA_CA_FILE may have it
+    leaf = signer_of(resp, certs)
+    if leaf is None:  # the reply leaves it out: TSA_CA_FILE may have it
         leaf = signer_of(resp, roots)
         if leaf is None:
             raise TimestampInvalid(
                 "the signer's certificate is neither in the reply nor in TSA_CA_FILE"
             )
         builder = builder.tsa_certificate(leaf)
+    check_ess(reply, leaf)
     try:
         builder.build().verify_message(resp, message)
     except (VerificationError, ValueError) as exc:
@@ -206,6 +221,52 @@ def refusal(reply: der.Tlv) -> None:
     if status == 3 or (bits and bits <= PASSING_FAILURES):
         raise TimestampError(f"not granted: {said}")
     raise TimestampRefused(f"refused by the authority: {said}")
+
+
+def check_ess(reply: der.Tlv, signer: x509.Certificate) -> None:
+    """The token's signed attributes name `signer`: the first ESSCertID (v1 or v2) of its
+    signing-certificate attribute holds its hash, as `openssl ts -verify` checks
+    (TimestampInvalid otherwise)."""
+    try:
+        named = ess_cert_id(reply)
+    except (IndexError, ValueError) as exc:
+        raise TimestampInvalid(f"its signing-certificate attribute cannot be read: {exc}") from exc
+    if named is None:
+        raise TimestampInvalid("it names no signing certificate (no ESS attribute)")
+    algorithm, digest = named
+    if hashlib.new(algorithm, signer.public_bytes(Encoding.DER)).digest() != digest:
+        raise TimestampInvalid(
+            "its signing-certificate attribute (ESS) names another certificate than its signer's"
+        )
+
+
+def ess_cert_id(reply: der.Tlv) -> tuple[str, bytes] | None:
+    """(hash name, certificate hash) of the first ESSCertID of the signer's signed
+    attributes, None without a signing-certificate attribute (IndexError, ValueError when
+    the structure is not what RFC 5035 says)."""
+    signed = der.signed_data(reply)
+    infos = _parts(_parts(signed)[-1]) if signed else []  # signerInfos: SET OF SignerInfo
+    attrs = next((a for a in _parts(infos[0]) if a.ident == b"\xa0"), None) if infos else None
+    for attr in _parts(attrs):
+        oid, values = _parts(attr)[:2]
+        if oid.content not in (ESS_V1, ESS_V2):
+            continue
+        signing_certificate = _parts(values)[0]
+        fields = _parts(_parts(_parts(signing_certificate)[0])[0])  # certs -> the first ESSCertID
+        algorithm = "sha1" if oid.content == ESS_V1 else "sha256"
+        if oid.content == ESS_V2 and fields[0].ident == b"\x30":  # hashAlgorithm, not default
+            algorithm = ESS_HASHES.get(_parts(fields[0])[0].content, "")
+            fields = fields[1:]
+        if not algorithm:
+            raise ValueError("an unknown hash algorithm")
+        return algorithm, fields[0].content
+    return None
+
+
+def _parts(value: der.Tlv | None) -> list[der.Tlv]:
+    if value is None or value.parts is None:
+        raise ValueError("a primitive value where a constructed one belongs")
+    return value.parts
 
 
 def signer_of(resp: TimeStampResponse, certs: list[x509.Certificate]) -> x509.Certificate | None:

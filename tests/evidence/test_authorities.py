@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
 from rfc3161_client import decode_timestamp_response
 
 from services.supervisor.cli.app import main as dla
@@ -26,6 +27,7 @@ from shared.evidence.manifest import (
 )
 from testkit.tsa import Chain, LocalTSA
 
+DER = Encoding.DER
 FIXTURES = Path(__file__).parent / "fixtures" / "rfc3161-client"
 
 
@@ -83,6 +85,12 @@ async def test_openssl_authority_with_its_chain(
             decode_timestamp_response(sent)
         assert der.timestamp_reply(sent) != sent
     assert token.chain_pem.count("BEGIN CERTIFICATE") == 3  # signer, intermediate, root
+    reply = der.parse(der.timestamp_reply(sent))  # ESSCertID v1 (sha1) or v2 binds the signer
+    assert tsa.ess_cert_id(reply) == (
+        ess, hashlib.new(ess, pem_or_der(authority.ca.tsa_pem)[0].public_bytes(DER)).digest()
+    )  # fmt: skip
+    with pytest.raises(tsa.TimestampInvalid, match="names another certificate"):
+        tsa.check_ess(reply, pem_or_der(authority.ca.root_pem)[0])
 
     stored = manifest.parent / token_folder(fingerprint(data)) / "tsa.tsr"
     stored.parent.mkdir(parents=True)
