@@ -167,13 +167,13 @@ def check(
     refusal(reply)
     try:
         resp = decode_timestamp_response(copy)
-    except ValueError as exc:
+        certs = [x509.load_der_x509_certificate(c) for c in resp.signed_data.certificates]
+        leaf = signer_of(resp, certs)
+    except (ValueError, StopIteration) as exc:  # StopIteration: no SignerInfo
         raise TimestampInvalid(f"the token cannot be read: {str(exc)[:200]}") from exc
     if not roots:
         raise TimestampInvalid("no trusted roots")
-    certs = [x509.load_der_x509_certificate(c) for c in resp.signed_data.certificates]
     builder = VerifierBuilder(roots=list(roots))
-    leaf = signer_of(resp, certs)
     if leaf is None:  # the reply leaves it out: TSA_CA_FILE may have it
         leaf = signer_of(resp, roots)
         if leaf is None:
@@ -247,7 +247,7 @@ def ess_cert_id(reply: der.Tlv) -> tuple[str, bytes] | None:
     signed = der.signed_data(reply)
     infos = _parts(_parts(signed)[-1]) if signed else []  # signerInfos: SET OF SignerInfo
     attrs = next((a for a in _parts(infos[0]) if a.ident == b"\xa0"), None) if infos else None
-    for attr in _parts(attrs):
+    for attr in _parts(attrs) if attrs else ():
         oid, values = _parts(attr)[:2]
         if oid.content not in (ESS_V1, ESS_V2):
             continue

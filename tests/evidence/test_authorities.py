@@ -150,6 +150,8 @@ async def test_final_failures_and_those_asked_again(tmp_path: Path) -> None:
                 authority.url, token.response_der, b"another", pem_or_der(authority.ca.trust_pem)
             )
         assert invalid.value.final == "invalid"
+    with pytest.raises(tsa.TimestampInvalid, match="cannot be read: Missing SignedData"):
+        tsa.check("https://example.test/", bytes.fromhex("30053003020100"), b"m", [])  # granted
 
 
 def pem_or_der(path: Path) -> list[x509.Certificate]:
