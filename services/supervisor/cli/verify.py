@@ -111,8 +111,9 @@ def verify_file(verdict: Verdict, path: Path, roots: list[Any]) -> None:
                 check_artifact(verdict, entry, file_chunks(local))
     if manifest is None or data is None:
         return
-    folder = path.parent / token_folder(fingerprint(data))
-    tokens = sorted(folder.glob("*.tsr")) + sorted(path.parent.glob("*.tsr"))
+    beside = path.parent  # timestamps/ alone: the layout before a folder per manifest
+    folders = (beside / token_folder(fingerprint(data)), beside / "timestamps", beside)
+    tokens = [t for folder in folders for t in sorted(folder.glob("*.tsr"))]
     for token in tokens:
         check_token(verdict, token.stem, token.read_bytes(), data, roots, f"timestamp {token.name}")
     if missing or not tokens:
