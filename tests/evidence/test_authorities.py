@@ -150,10 +150,10 @@ async def test_final_failures_and_those_asked_again(tmp_path: Path) -> None:
                 authority.url, token.response_der, b"another", pem_or_der(authority.ca.trust_pem)
             )
         assert invalid.value.final == "invalid"
-    for passing, words in (("300a 3008 020102 0303010002", "rejection; time source not"),
-                           ("3005 3003 020103", "not granted: waiting")):  # fmt: skip
+    for reply, words in (("300a 3008 020102 0303010002", "rejection; time source not"),
+                         ("3005 3003 020103", "not granted: waiting")):  # fmt: skip
         with pytest.raises(tsa.TimestampError, match=words) as later:
-            tsa.check("https://example.test/", bytes.fromhex(passing), b"m", [])
+            tsa.check("https://example.test/", bytes.fromhex(reply), b"m", [])
         assert later.value.final is None  # the authority's passing trouble: asked again
     with pytest.raises(tsa.TimestampInvalid, match="cannot be read: Missing SignedData"):
         tsa.check("https://example.test/", bytes.fromhex("30053003020100"), b"m", [])  # granted
