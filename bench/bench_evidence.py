@@ -21,7 +21,7 @@ rotated each round so drift on a shared machine falls on all of them:
 A run's CPU is that of every process of the stack (services, their hooks and Chromium,
 nats-server, SeaweedFS; the site, forum and authority in this process are left out), from
 an idle stack to the moment every capture job ended and, with evidence, every capture has
-its manifest and every token was granted (the timestamper's rewritten WACZ included). Each
+its manifest and every token was granted (each token a file of its own). Each
 feature's cost is the difference of two configurations run in the same round: browser WARC
 = all - no browser WARC, WACZ = all - no WACZ, manifest = no WACZ - no evidence, all of it =
 all - none. Storage is read from the writer's database after the last `all` run; `dla

@@ -257,7 +257,7 @@ def report(
     ]
     if stored is not None and stored.pages:
         body += ["", "Storage the evidence adds (the last `all` run, from the writer's "
-                 "`archive_artifacts`; the WACZ as rewritten with its token):", "",
+                 "`archive_artifacts`; the WACZ as built, each token a file of its own):", "",
                  *storage_table(stored)]  # fmt: skip
     if verified.files.seconds or verified.links.seconds:
         body += ["", "`dla verify` on the last `all` run's captures, one process at a time, "

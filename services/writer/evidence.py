@@ -4,7 +4,9 @@ writing both.
 
 A manifest the writer learns of (EvidenceReport) gets one pending row per authority of
 `TSA_URLS`; the scheduler asks for them in timestamp jobs (`job.timestamp`, `plan_timestamps`)
-and asks again, with a growing delay, until each is granted. A job is recorded before it is
+and asks again, with a growing delay, until each is granted, or its authority's answer is
+final: `refused` (the authority said no) or `invalid` (its token does not verify), kept with
+the reason and not asked again. A job is recorded before it is
 published and its next try is set then, so a lost job, a dead worker or an authority that
 hangs only delays the token. A new manifest of the same snapshot (a retried attempt)
 replaces the old one and its tokens start over; a result about an older manifest is ignored.
@@ -72,8 +74,9 @@ def _link_of(conn: sqlite3.Connection, snapshot_id: str, reported: int) -> int:
 
 
 def apply_timestamp_result(ctx: ApplyContext, result: TimestampResult) -> None:
-    """What a timestamp job got: granted tokens (and their files), errors of the others, the
-    WACZ carrying the tokens, the new verdict. A result about another manifest is ignored."""
+    """What a timestamp job got: granted tokens (and their files), errors of the others (a
+    final one ends the asking). A result about another manifest is ignored; one saying the
+    stored manifest is not the recorded one marks the evidence a mismatch."""
     conn = ctx.conn
     row = conn.execute(
         "SELECT link_id, fingerprint FROM evidence WHERE snapshot_id = ?", (result.snapshot_id,)
@@ -98,17 +101,21 @@ def apply_timestamp_result(ctx: ApplyContext, result: TimestampResult) -> None:
             )  # fmt: skip
         else:
             conn.execute(
-                "UPDATE evidence_timestamps SET last_error = ?, updated_at = ?"
+                "UPDATE evidence_timestamps SET status = coalesce(?, status), last_error = ?,"
+                " next_try_at = CASE WHEN ? IS NULL THEN next_try_at END, updated_at = ?"
                 " WHERE snapshot_id = ? AND authority = ? AND status = 'pending'",
-                ((o.error or "no token")[:500], ctx.now_iso, result.snapshot_id, o.authority),
-            )
-    if result.wacz is not None:
-        artifacts.record(conn, link_id, result.snapshot_id, result.wacz, ctx.now_iso)
-    conn.execute(
-        "UPDATE evidence SET verdict = ?, verdict_detail = ?, checked_at = ?, updated_at = ?"
-        " WHERE snapshot_id = ?",
-        (result.verdict, result.detail, iso(result.checked_at), ctx.now_iso, result.snapshot_id),
-    )
+                (
+                    o.final, (o.error or "no token")[:500], o.final, ctx.now_iso,
+                    result.snapshot_id, o.authority,
+                ),
+            )  # fmt: skip
+    if result.verdict == "mismatch":
+        conn.execute(
+            "UPDATE evidence SET verdict = ?, verdict_detail = ?, checked_at = ?, updated_at = ?"
+            " WHERE snapshot_id = ?",
+            (result.verdict, result.detail, iso(result.checked_at), ctx.now_iso,
+             result.snapshot_id),
+        )  # fmt: skip
 
 
 def backoff(rounds: int, base: timedelta) -> timedelta:
@@ -127,7 +134,7 @@ def plan_timestamps(
     with transaction(conn):
         due = conn.execute(
             "SELECT t.snapshot_id, t.authority, t.rounds, e.link_id, e.manifest_key,"
-            " e.fingerprint, e.wacz_key FROM evidence_timestamps t"
+            " e.fingerprint FROM evidence_timestamps t"
             " JOIN evidence e ON e.snapshot_id = t.snapshot_id AND e.fingerprint = t.fingerprint"
             " WHERE t.status = 'pending' AND t.next_try_at <= ? ORDER BY t.next_try_at",
             (iso(now),),
@@ -146,14 +153,6 @@ def plan_timestamps(
                     (iso(now + backoff(int(r["rounds"]) + 1, base)), iso(now), snapshot_id,
                      r["authority"]),
                 )  # fmt: skip
-            granted = {
-                str(a): str(k)
-                for a, k in conn.execute(
-                    "SELECT authority, token_key FROM evidence_timestamps WHERE snapshot_id = ?"
-                    " AND status = 'granted' AND token_key IS NOT NULL ORDER BY authority",
-                    (snapshot_id,),
-                )
-            }
             first = rows[0]
             jobs.append(
                 TimestampJob(
@@ -161,9 +160,7 @@ def plan_timestamps(
                     snapshot_id=snapshot_id,
                     manifest_key=first["manifest_key"],
                     fingerprint=first["fingerprint"],
-                    wacz_key=first["wacz_key"],
                     authorities=[r["authority"] for r in rows],
-                    granted=granted,
                     round=rounds,
                 )
             )

@@ -1,9 +1,11 @@
 """The capture's evidence, built by the worker that captured, after its last hook: the
 manifest (every file of the snapshot, this attempt's and those kept from earlier ones), then
 the WACZ of its WARCs carrying that manifest, each uploaded and sent as an Artifact record,
-then an EvidenceReport with what the check of the WACZ found. Timestamps come later, on
-their own (`shared/capture/timestamper.py`): an authority that is down never holds a capture
-back. EVIDENCE_ENABLED=false leaves all of it out, WACZ_ENABLED=false the WACZ (the worker's
+then an EvidenceReport with what the check of the WACZ found. Each is named after its own
+sha256 (a retried attempt's are new files beside the earlier's, none rewritten). Timestamps
+come later, on their own (`shared/capture/timestamper.py`): an authority that is down never
+holds a capture back, and a late token is a file of its own (the WACZ is never rebuilt).
+EVIDENCE_ENABLED=false leaves all of it out, WACZ_ENABLED=false the WACZ (the worker's
 `evidence` and `wacz`). Order and reasons: docs/architecture.md, "Evidence".
 """
 
@@ -20,17 +22,18 @@ from shared.capture.artifacts import artifact_key
 from shared.evidence import wacz
 from shared.evidence.manifest import (
     EVIDENCE_PLUGIN,
-    MANIFEST_PATH,
     WACZ_PATH,
     Manifest,
     ManifestArtifact,
     Software,
     fingerprint,
     latest_artifacts,
+    manifest_path,
     public_settings,
     software_version,
+    wacz_path,
 )
-from shared.evidence.verify import Verdict, check_wacz
+from shared.evidence.verify import Verdict, check_wacz, file_chunks, sha256_of
 from shared.hooks.config import load_plugin_config
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord
 from shared.hooks.snapshot_runner import HookSpec
@@ -124,10 +127,10 @@ class EvidenceBuilder:
         )  # fmt: skip
 
     async def store_manifest(self, data: bytes) -> ArtifactRecord:
-        """Upload manifest.json (kind `manifest`)."""
-        key = self.key(MANIFEST_PATH)
-        size, digest = await self.store.put_bytes(key, data, "application/json")
-        return self.artifact("manifest", MANIFEST_PATH, "application/json", size, digest)
+        """Upload the manifest (kind `manifest`)."""
+        path = manifest_path(fingerprint(data))
+        size, digest = await self.store.put_bytes(self.key(path), data, "application/json")
+        return self.artifact("manifest", path, "application/json", size, digest)
 
     def artifact(self, kind: str, path: str, ctype: str, size: int, digest: str) -> ArtifactRecord:
         """The Artifact record of an evidence file this attempt stored."""
@@ -165,10 +168,10 @@ class EvidenceBuilder:
             log.warning("%s: no WACZ: %s", self.job.snapshot_id, exc)
             verdict.add(WACZ_PATH, True, f"not made: {type(exc).__name__}: {str(exc)[:200]}")
             return None
-        key = self.key(WACZ_PATH)
+        path = wacz_path((await asyncio.to_thread(sha256_of, file_chunks(out)))[0])
         ctype = "application/wacz"
-        size, digest = await self.store.put_file(key, out, ctype)
-        return self.artifact("wacz", WACZ_PATH, ctype, size, digest)
+        size, digest = await self.store.put_file(self.key(path), out, ctype)
+        return self.artifact("wacz", path, ctype, size, digest)
 
     async def build(
         self, manifest: Manifest, report_ids: Mapping[str, Any], *, wacz: bool = True
@@ -179,7 +182,7 @@ class EvidenceBuilder:
         data = manifest.to_bytes()
         stored = [await self.store_manifest(data)]
         verdict = Verdict()
-        verdict.add(MANIFEST_PATH, True, f"{len(manifest.artifacts)} files")
+        verdict.add(stored[0].path, True, f"{len(manifest.artifacts)} files")
         package = await self.store_wacz(manifest, data, verdict) if wacz else None
         if package is not None:
             stored.append(package)

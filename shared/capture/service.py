@@ -58,7 +58,6 @@ def worker_body(
             stamps = TimestampConfig(
                 consumer=TIMESTAMP_JOBS,
                 s3_prefix=s.s3_prefix,
-                scratch_dir=cfg.scratch_dir,
                 worker_id=cfg.worker_id,
                 ca_file=s.tsa_ca_file,
                 timeout_s=s.tsa_timeout_seconds,

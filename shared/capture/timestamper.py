@@ -1,9 +1,10 @@
 """Timestamp jobs (`job.timestamp`), run by the archiver beside its captures: ask each
 pending authority for a token over the stored manifest, check it against the authority's
-chain (system roots + TSA_CA_FILE), store the token (DER) and its chain (PEM) beside the
-manifest (kind `timestamp`), put every granted token into the WACZ's
-datapackage-digest.json, and report (`capture.timestamp`). An authority that fails is
-reported with its error; the writer asks again later. A job is acked once its result is
+chain (system roots + TSA_CA_FILE), store the token (the reply as received) and its chain
+(PEM) as new files beside the manifest (kind `timestamp`, named after the token's sha256:
+nothing stored before is rewritten, the WACZ included), and report (`capture.timestamp`).
+An authority that fails is reported with its error: asked again later, unless the failure
+is final (refused, or a token that does not verify). A job is acked once its result is
 stored by JetStream; S3 or NATS down: nak'ed with a delay.
 """
 
@@ -12,12 +13,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 from cryptography import x509
@@ -28,11 +26,9 @@ from shared import bus
 from shared.capture.artifacts import artifact_key
 from shared.errors import BusError, StorageError
 from shared.evidence import tsa
-from shared.evidence.manifest import EVIDENCE_PLUGIN, WACZ_PATH, fingerprint
-from shared.evidence.verify import Verdict, check_wacz
-from shared.evidence.wacz import TimestampProof, with_proofs
+from shared.evidence.manifest import EVIDENCE_PLUGIN, fingerprint, token_stem
 from shared.hooks.records import ArtifactRecord
-from shared.messages import TimestampJob, TimestampOutcome, TimestampResult
+from shared.messages import TimestampJob, TimestampOutcome, TimestampResult, Verdict
 from shared.s3 import ObjectStore
 from shared.subjects import CAPTURE_TIMESTAMP, ConsumerSpec
 
@@ -45,18 +41,10 @@ class TimestampConfig:
 
     consumer: ConsumerSpec
     s3_prefix: str
-    scratch_dir: Path
     worker_id: str
     ca_file: Path | None = None
     timeout_s: float = 20.0
     nak_delay_s: float = 30.0
-
-
-def token_paths(authority: str) -> tuple[str, str]:
-    """The token's and its chain's paths in the evidence folder, named after the authority."""
-    host = re.sub(r"[^a-z0-9]+", "-", (urlsplit(authority).hostname or "tsa").lower())[:40]
-    tag = hashlib.sha256(authority.encode()).hexdigest()[:8]
-    return f"timestamps/{host}-{tag}.tsr", f"timestamps/{host}-{tag}.pem"
 
 
 class Timestamper:
@@ -67,8 +55,6 @@ class Timestamper:
         roots: list[x509.Certificate],
     ) -> None:  # fmt: skip
         self.cfg, self.store, self.client, self.roots = cfg, store, client, roots
-        self.manifest: bytes | None = None
-        """The manifest of the job under way."""
 
     def key(self, job: TimestampJob, path: str) -> str:
         return artifact_key(self.cfg.s3_prefix, job.link_id, job.snapshot_id, EVIDENCE_PLUGIN, path)
@@ -89,84 +75,37 @@ class Timestamper:
             )
         except tsa.TimestampError as exc:
             log.info("%s: no timestamp from %s: %s", job.snapshot_id, authority, exc)
-            return TimestampOutcome(authority=authority, granted=False, error=str(exc))
-        tsr, pem = token_paths(authority)
+            return TimestampOutcome(
+                authority=authority, granted=False, error=str(exc), final=exc.final
+            )
+        sha = hashlib.sha256(token.response_der).hexdigest()
+        stem = token_stem(job.fingerprint, authority, sha)
         return TimestampOutcome(
             authority=authority, granted=True, time=token.time,
-            token=await self.put(job, tsr, token.response_der, tsa.REPLY_TYPE),
-            chain=await self.put(job, pem, token.chain_pem.encode(), tsa.CHAIN_TYPE),
+            token=await self.put(job, f"{stem}.tsr", token.response_der, tsa.REPLY_TYPE),
+            chain=await self.put(job, f"{stem}.pem", token.chain_pem.encode(), tsa.CHAIN_TYPE),
         )  # fmt: skip
 
-    async def manifest_of(self, _: str) -> bytes:
-        assert self.manifest is not None
-        return self.manifest
-
     async def run(self, job: TimestampJob) -> TimestampResult:
-        """Ask every pending authority; put the granted tokens into the WACZ; the result."""
-        manifest = self.manifest = await self.store.get_bytes(job.manifest_key)
+        """Ask every pending authority for a token over the stored manifest; the result."""
+        manifest = await self.store.get_bytes(job.manifest_key)
         now = datetime.now(UTC)
-        if fingerprint(manifest) != job.fingerprint:  # a newer attempt replaced it
-            return self.result(job, [], None, "mismatch", "the stored manifest is another", now)
+        if fingerprint(manifest) != job.fingerprint:  # the stored bytes are not the recorded
+            return self.result(job, [], "mismatch", "the stored manifest is another", now)
         outcomes = list(
             await asyncio.gather(*(self.ask(job, a, manifest) for a in job.authorities))
         )
-        verdict = Verdict()
-        wacz = None
-        if job.wacz_key and any(o.granted for o in outcomes):
-            wacz = await self.restamp_wacz(job, outcomes, verdict)
-        else:
-            verdict.add("tokens", True, f"{sum(o.granted for o in outcomes)} granted")
-        return self.result(
-            job, outcomes, wacz, "verified" if verdict.ok else "mismatch", verdict.summary(), now
-        )
-
-    async def restamp_wacz(
-        self, job: TimestampJob, outcomes: list[TimestampOutcome], verdict: Verdict
-    ) -> ArtifactRecord | None:
-        """The WACZ again with every granted token of the manifest in its digest file, checked."""
-        assert job.wacz_key is not None
-        folder = self.cfg.scratch_dir / f"ts-{job.snapshot_id}-{job.round}"
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            proofs = [await self.proof(a, key) for a, key in job.granted.items()]
-            proofs += [
-                TimestampProof(
-                    o.authority,
-                    await self.store.get_bytes(o.token.s3_key),
-                    (await self.store.get_bytes(o.chain.s3_key)).decode(),
-                    o.time.isoformat(),
-                )
-                for o in outcomes
-                if o.granted and o.token and o.chain and o.time
-            ]
-            src, out = folder / "old.wacz", folder / WACZ_PATH
-            await self.store.download_file(job.wacz_key, src)
-            await asyncio.to_thread(with_proofs, src, out, proofs)
-            await asyncio.to_thread(check_wacz, verdict, out, self.roots, WACZ_PATH)
-            size, digest = await self.store.put_file(job.wacz_key, out, "application/wacz")
-        finally:
-            await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
-        return ArtifactRecord(
-            plugin=EVIDENCE_PLUGIN, kind="wacz", path=WACZ_PATH, s3_key=job.wacz_key,
-            content_type="application/wacz", bytes=size, sha256=digest,
-        )  # fmt: skip
-
-    async def proof(self, authority: str, token_key: str) -> TimestampProof:
-        """A token granted before, from the store, as the WACZ carries it."""
-        der = await self.store.get_bytes(token_key)
-        chain = (await self.store.get_bytes(token_key.removesuffix(".tsr") + ".pem")).decode()
-        token = tsa.check(authority, der, await self.manifest_of(token_key), self.roots)
-        return TimestampProof(authority, der, chain, token.time.isoformat())
+        granted = sum(o.granted for o in outcomes)
+        return self.result(job, outcomes, "verified", f"{granted} tokens granted", now)
 
     def result(
-        self, job: TimestampJob, outcomes: list[TimestampOutcome], wacz: ArtifactRecord | None,
-        verdict: str, detail: str, now: datetime,
+        self, job: TimestampJob, outcomes: list[TimestampOutcome], verdict: Verdict, detail: str,
+        now: datetime,
     ) -> TimestampResult:  # fmt: skip
         return TimestampResult(
             link_id=job.link_id, snapshot_id=job.snapshot_id, fingerprint=job.fingerprint,
-            round=job.round, worker=self.cfg.worker_id, outcomes=outcomes, wacz=wacz,
-            verdict="verified" if verdict == "verified" else "mismatch", detail=detail,
-            checked_at=now,
+            round=job.round, worker=self.cfg.worker_id, outcomes=outcomes, verdict=verdict,
+            detail=detail, checked_at=now,
         )  # fmt: skip
 
 

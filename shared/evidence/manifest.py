@@ -5,7 +5,8 @@ it was cut short), the capture's URL and final URL, its times, the software and 
 that shaped it (never a secret). The sha256 of the manifest's bytes as stored is the
 capture's *fingerprint*; timestamp tokens are over those bytes. The evidence files made from
 the manifest (the WACZ, the tokens) are not in it: they come after it (docs/architecture.md,
-"Evidence").
+"Evidence"). Every evidence file is named after its own bytes' sha256 (`manifest_path`,
+`wacz_path`, `token_stem`), so a stored one never changes: another version is another key.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from importlib import metadata
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
 FORMAT = "dla-manifest/1"
 EVIDENCE_PLUGIN = "evidence"
 """The pseudo-plugin folder of a snapshot's evidence files (manifest, WACZ, tokens)."""
-MANIFEST_PATH = "manifest.json"
 WACZ_PATH = "capture.wacz"
+"""The WACZ's name where a file name is all there is (a download, a check's label)."""
+NAMED_BY = 16
+"""Hex digits of a file's sha256 in its evidence name."""
 
 SECRET_NAME = re.compile(r"(SECRET|TOKEN|PASSWORD|PASSWD|COOKIE|CREDENTIAL|AUTH|_KEY$|^AWS_)", re.I)
 """Setting names never written into a manifest, whatever their value."""
@@ -85,6 +89,29 @@ class Manifest(BaseModel):
 def fingerprint(manifest_bytes: bytes) -> str:
     """The capture's fingerprint: sha256 (hex) of the manifest as stored."""
     return hashlib.sha256(manifest_bytes).hexdigest()
+
+
+def manifest_path(fingerprint: str) -> str:
+    """The manifest's path in the evidence folder, named after its fingerprint."""
+    return f"manifest-{fingerprint[:NAMED_BY]}.json"
+
+
+def wacz_path(sha256: str) -> str:
+    """The WACZ's path in the evidence folder, named after its sha256."""
+    return f"capture-{sha256[:NAMED_BY]}.wacz"
+
+
+def token_folder(fingerprint: str) -> str:
+    """The folder (in the evidence folder) of the timestamp tokens over one manifest."""
+    return f"timestamps/{fingerprint[:NAMED_BY]}"
+
+
+def token_stem(fingerprint: str, authority: str, token_sha256: str) -> str:
+    """A token's path without its suffix (`.tsr` the reply, `.pem` its chain): the
+    manifest's folder, the authority's host and a tag of its URL, the token's sha256."""
+    host = re.sub(r"[^a-z0-9]+", "-", (urlsplit(authority).hostname or "tsa").lower())[:40]
+    tag = hashlib.sha256(authority.encode()).hexdigest()[:8]
+    return f"{token_folder(fingerprint)}/{host}-{tag}-{token_sha256[:NAMED_BY]}"
 
 
 def parse(manifest_bytes: bytes) -> Manifest:

@@ -5,14 +5,14 @@ spec asks), `indexes/index.cdx.gz` + `indexes/index.idx` (the sorted, compressed
 py-wacz writes), `pages/pages.jsonl` (the capture's page: URL, title, time),
 `evidence/manifest.json` (the capture's manifest, so the WACZ carries the hashes every WARC
 must have), `datapackage.json` (every file's sha256 and size) and `datapackage-digest.json`
-(the sha256 of `datapackage.json`, plus the manifest's timestamp tokens under `timestamps`
-once an authority granted them: the same proof as the tokens stored beside the manifest).
-ReplayWeb.page and pywb open it.
+(the sha256 of `datapackage.json`). It is built once, when the capture ends, and never
+rewritten: the manifest's timestamp tokens, which come later, are files of their own beside
+it (WACZs made by earlier versions carried them under `timestamps` in
+datapackage-digest.json; `dla verify` still checks those). ReplayWeb.page and pywb open it.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import io
@@ -21,11 +21,9 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 from wacz.waczindexer import WACZIndexer
 
@@ -36,29 +34,6 @@ DIGEST_ENTRY = "datapackage-digest.json"
 DATAPACKAGE_ENTRY = "datapackage.json"
 INDEX_LINES = 1024
 """CDXJ lines per compressed block (py-wacz's and ArchiveWeb.page's default)."""
-
-
-@dataclass(frozen=True)
-class TimestampProof:
-    """A timestamp token over the manifest, as datapackage-digest.json carries it."""
-
-    authority: str
-    token_der: bytes
-    """The authority's TimeStampResp (DER)."""
-    chain_pem: str
-    """The certificates from the token's signer to its root."""
-    time: str
-    """The time the authority certified (ISO 8601)."""
-
-    def as_json(self, fingerprint: str) -> dict[str, str]:
-        return {
-            "authority": self.authority,
-            "over": MANIFEST_ENTRY,
-            "hash": f"sha256:{fingerprint}",
-            "time": self.time,
-            "token": base64.b64encode(self.token_der).decode(),
-            "chain": self.chain_pem,
-        }
 
 
 def _zinfo(name: str, *, deflate: bool) -> zipfile.ZipInfo:
@@ -84,7 +59,6 @@ def build(
     manifest: Manifest,
     manifest_bytes: bytes,
     warcs: Sequence[tuple[str, Path]],
-    proofs: Sequence[TimestampProof] = (),
 ) -> None:
     """Write the WACZ of a capture to `out` from its WARC files (plugin, local path)."""
     if not warcs:
@@ -128,9 +102,11 @@ def build(
         package["mainPageURL"] = manifest.final_url or manifest.url
         package_bytes = json.dumps(package, indent=2).encode()
         z.writestr(_zinfo(DATAPACKAGE_ENTRY, deflate=True), package_bytes)
-        z.writestr(
-            _zinfo(DIGEST_ENTRY, deflate=True), _digest(package_bytes, manifest_bytes, proofs)
-        )
+        digest = {
+            "path": DATAPACKAGE_ENTRY,
+            "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
+        }
+        z.writestr(_zinfo(DIGEST_ENTRY, deflate=True), json.dumps(digest, indent=2).encode())
 
 
 def _pages(manifest: Manifest, created: datetime) -> bytes:
@@ -143,33 +119,3 @@ def _pages(manifest: Manifest, created: datetime) -> bytes:
         "ts": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     return (json.dumps(header) + "\n" + json.dumps(page) + "\n").encode()
-
-
-def _digest(package_bytes: bytes, manifest_bytes: bytes, proofs: Sequence[TimestampProof]) -> bytes:
-    fp = hashlib.sha256(manifest_bytes).hexdigest()
-    digest: dict[str, Any] = {
-        "path": DATAPACKAGE_ENTRY,
-        "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest(),
-    }
-    if proofs:
-        digest["timestamps"] = [p.as_json(fp) for p in proofs]
-    return json.dumps(digest, indent=2).encode()
-
-
-def with_proofs(src: Path, out: Path, proofs: Sequence[TimestampProof]) -> None:
-    """Copy the WACZ at `src` to `out` with `proofs` in its datapackage-digest.json (replacing
-    those it had): the files it packages are unchanged."""
-    with zipfile.ZipFile(src) as old, zipfile.ZipFile(out, "w", allowZip64=True) as new:
-        for info in old.infolist():
-            if info.filename == DIGEST_ENTRY:
-                continue
-            with (
-                old.open(info) as a,
-                new.open(_zinfo(info.filename, deflate=bool(info.compress_type)), "w") as b,
-            ):
-                shutil.copyfileobj(a, b, 1 << 20)
-        package_bytes = old.read(DATAPACKAGE_ENTRY)
-        manifest_bytes = old.read(MANIFEST_ENTRY)
-        new.writestr(
-            _zinfo(DIGEST_ENTRY, deflate=True), _digest(package_bytes, manifest_bytes, proofs)
-        )

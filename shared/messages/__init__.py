@@ -25,6 +25,7 @@ from shared.messages.commands import (
 )
 from shared.messages.evidence import (
     EvidenceReport,
+    TimestampFinal,
     TimestampJob,
     TimestampOutcome,
     TimestampResult,
@@ -54,6 +55,7 @@ __all__ = [
     "RetryCommand",
     "SubmitCommand",
     "TakedownCommand",
+    "TimestampFinal",
     "TimestampJob",
     "TimestampOutcome",
     "TimestampResult",

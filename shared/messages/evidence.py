@@ -13,6 +13,9 @@ from shared.messages.base import Message
 from shared.messages.capture import AttemptReport
 
 Verdict = Literal["verified", "mismatch"]
+TimestampFinal = Literal["refused", "invalid"]
+"""An authority's answer that ends the asking: it refused (PKIStatus rejection), or its
+token does not verify. Any other failure (down, slow, no reply at all) is asked again."""
 
 
 class EvidenceReport(AttemptReport):
@@ -43,12 +46,8 @@ class TimestampJob(Message):
     manifest_key: str
     fingerprint: str
     """The manifest's sha256: a manifest whose bytes differ is not timestamped."""
-    wacz_key: str | None = None
-    """The capture's WACZ, whose datapackage-digest.json gets the tokens too."""
     authorities: list[str]
     """The authorities whose tokens are still pending."""
-    granted: dict[str, str] = Field(default_factory=dict)
-    """Tokens granted before, authority -> token key (the WACZ carries them with the new)."""
     round: int = Field(ge=1)
     """How many times these tokens were asked for (1 = first)."""
 
@@ -62,10 +61,12 @@ class TimestampOutcome(BaseModel):
     authority: str
     granted: bool
     error: str | None = None
+    final: TimestampFinal | None = None
+    """Set when the authority's answer is final (not asked again): why is `error`."""
     time: datetime | None = None
     """The time the authority certified."""
     token: ArtifactRecord | None = None
-    """The stored TimeStampResp (DER), kind `timestamp`."""
+    """The stored TimeStampResp (the authority's bytes as received), kind `timestamp`."""
     chain: ArtifactRecord | None = None
     """The stored chain from the token's signer to its root (PEM), kind `timestamp`."""
 
@@ -79,9 +80,8 @@ class TimestampResult(Message):
     round: int
     worker: str
     outcomes: list[TimestampOutcome]
-    wacz: ArtifactRecord | None = None
-    """The WACZ again, its datapackage-digest.json now carrying every granted token."""
     verdict: Verdict
+    """`mismatch` when the stored manifest is not the one recorded (its tokens not asked)."""
     detail: str
     checked_at: datetime
 

@@ -20,6 +20,7 @@ from shared import bus
 from shared.capture.config import WorkerConfig
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import run_worker
+from shared.evidence.manifest import manifest_path, wacz_path
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
 from shared.messages import (
     CaptureDone,
@@ -340,5 +341,8 @@ async def test_the_evidence_follows_its_switches(
         assert report.fingerprint == hashlib.sha256(manifest).hexdigest()
         assert report.verdict == "verified", report.detail
         assert report.wacz_key == (evidence_files["wacz"].s3_key if wacz else None)
+        # each named after its own bytes: a key once written never holds other bytes
+        assert evidence_files["manifest"].path == manifest_path(report.fingerprint)
         if wacz:
-            assert await store.head(report.wacz_key or "") is not None
+            packaged = await store.get_bytes(report.wacz_key or "")
+            assert evidence_files["wacz"].path == wacz_path(hashlib.sha256(packaged).hexdigest())

@@ -3,16 +3,23 @@ captured by the whole stack with a local RFC 3161 authority that answers 500, ha
 garbage and then recovers: the link is archived meanwhile with its timestamp pending, then
 granted; the WACZ passes `wacz validate`, `dla verify` passes and catches one changed byte,
 and (once the browser's own traffic is kept as WARC) pywb replays the page with the API's
-data and no cookie value is in any WARC."""
+data and no cookie value is in any WARC. Then OpenSSL's own authority with its chain in its
+`certs` file, failing its first two requests, beside one whose tokens do not verify: every
+object read before and after the late token has the sha256 the archive records, the WACZ
+does not change, `dla verify` passes on both downloads, and the invalid one is said in words
+and not asked again."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import socket
 import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,23 +68,32 @@ def authority(tmp_path: Path) -> Iterator[LocalTSA]:
         yield tsa
 
 
-@pytest.fixture
-def stamped_stack(tmp_path: Path, forum: Forum, authority: LocalTSA) -> Iterator[Running]:
+@contextmanager
+def stack_stamped_by(
+    data: Path, forum: Forum, authorities: list[LocalTSA], ca_file: Path
+) -> Iterator[Running]:
+    """The whole stack, its captures timestamped by `authorities`, trusting `ca_file`."""
     (web_port,) = free_ports(1)
     env = own_engines_env()
     env.update(
         RSS_URL=forum.rss_url, POLL_INTERVAL_SECONDS="0.5", ALLOW_PRIVATE_TARGETS="true",
         ARCHIVE_MODE="all", WEB_PORT=str(web_port), JOB_RETRY_DELAY_SECONDS="1",
-        TSA_URLS=authority.url, TSA_CA_FILE=str(authority.ca.root_pem),
+        TSA_URLS=",".join(a.url for a in authorities), TSA_CA_FILE=str(ca_file),
         TSA_TIMEOUT_SECONDS="1", TSA_RETRY_SECONDS="0.2", LOG_LEVEL="INFO",
     )  # fmt: skip
-    st = Stack(data_dir=tmp_path / "data", env=env)
+    st = Stack(data_dir=data, env=env)
     try:
         st.start_engines()
         st.start_services()
         yield Running(st, f"http://127.0.0.1:{web_port}")
     finally:
         st.stop(engines_grace_s=ENGINES_GRACE_S)
+
+
+@pytest.fixture
+def stamped_stack(tmp_path: Path, forum: Forum, authority: LocalTSA) -> Iterator[Running]:
+    with stack_stamped_by(tmp_path / "data", forum, [authority], authority.ca.root_pem) as st:
+        yield st
 
 
 def evidence_of(running: Running, link_id: int) -> dict[str, Any]:
@@ -129,7 +145,7 @@ def test_capture_evidence_with_a_failing_then_recovering_authority(
     assert ev["verification"]["verdict"] == "verified", ev["verification"]
     assert "timestamp pending" not in httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
 
-    # the WACZ (with the token in its datapackage-digest.json) passes wacz validate
+    # the WACZ passes wacz validate; the token is a file of its own, the WACZ as it was built
     wacz = tmp_path / "capture.wacz"
     wacz.write_bytes(httpx.get(f"{running.web}{ev['wacz_url']}", follow_redirects=True).content)
     validate = subprocess.run(
@@ -137,7 +153,7 @@ def test_capture_evidence_with_a_failing_then_recovering_authority(
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert validate.returncode == 0 and "is valid" in validate.stdout, validate.stdout
-    assert '"timestamps"' in zipfile.ZipFile(wacz).read("datapackage-digest.json").decode()
+    assert '"timestamps"' not in zipfile.ZipFile(wacz).read("datapackage-digest.json").decode()
 
     # dla verify: the link, the WACZ; one changed byte fails it
     monkeypatch.setenv("WEB_URL", running.web)
@@ -163,6 +179,82 @@ def test_capture_evidence_with_a_failing_then_recovering_authority(
             assert COOKIE.encode() not in body, f"cookie value in {a['plugin']}'s WARC"
         assert COOKIE.encode() not in wacz.read_bytes()
         replay_with_pywb(wacz, tmp_path, f"{outside_web.base}/page.html")
+
+
+def test_a_late_token_changes_no_stored_object(
+    forum: Forum, outside_web: FixtureServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    with (
+        LocalTSA(tmp_path / "openssl-tsa", chain="reply") as good,
+        LocalTSA(tmp_path / "untrusted-tsa", "Untrusted TSA") as untrusted,
+        stack_stamped_by(tmp_path / "data", forum, [good, untrusted], good.ca.trust_pem) as running,
+    ):
+        good.set_mode("error")
+        serve_page(outside_web)
+        forum.add(302, f'<p>See <a href="{outside_web.base}/page.html">the page</a>.</p>')
+        link = running.wait_for(lambda: running.archived("/page.html"), 120, "the link archived")
+        link_id = link["id"]
+        by = running.wait_for(
+            lambda: good.asked >= 2 and (b := stamps_by_authority(running, link_id))
+            and b[good.url]["last_error"] and b[untrusted.url]["status"] != "pending" and b,
+            60, "two requests refused, the untrusted token judged",
+        )  # fmt: skip
+        assert by[good.url]["status"] == "pending" and "HTTP 500" in by[good.url]["last_error"]
+        invalid = by[untrusted.url]
+        assert invalid["status"] == "invalid" and invalid["next_try_at"] is None
+        assert "does not chain to a trusted root" in invalid["last_error"]
+        page = httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
+        assert "timestamp invalid" in page and "not asked again" in page
+        before = stored_objects(running, link_id)  # each checked against its recorded sha256
+        ev = evidence_of(running, link_id)["evidence"]
+        early = tmp_path / "early" / "capture.wacz"
+        early.parent.mkdir()
+        early.write_bytes(before[ev["wacz_url"]])
+
+        good.set_mode("ok")
+        running.wait_for(
+            lambda: stamps_by_authority(running, link_id)[good.url]["status"] == "granted",
+            90, "the late token granted",
+        )  # fmt: skip
+        after = stored_objects(running, link_id)
+        assert {u: after[u] for u in before} == before  # nothing stored before has changed
+        late = evidence_of(running, link_id)["evidence"]
+        assert late["wacz_url"] == ev["wacz_url"]
+        (granted,) = [t for t in late["timestamps"] if t["status"] == "granted"]
+        assert granted["token_url"] in set(after) - set(before)
+        assert after[granted["token_url"]] in good.replies  # the authority's bytes as sent
+        latest = tmp_path / "latest" / "capture.wacz"
+        latest.parent.mkdir()
+        latest.write_bytes(after[late["wacz_url"]])
+
+        monkeypatch.setenv("WEB_URL", running.web)
+        monkeypatch.setenv("TSA_CA_FILE", str(good.ca.trust_pem))
+        monkeypatch.setenv("DATA_DIR", str(tmp_path / "nowhere"))
+        for wacz in (early, latest):
+            assert dla(["verify", str(wacz), "--json"]) == 0, capsys.readouterr().out
+            found = {f["what"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+            assert found[f"timestamp {good.url}"]["ok"]  # the archive's token, over its manifest
+        assert dla(["verify", str(link_id), "--json"]) == 0
+        found = {f["what"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+        said = found[f"timestamp {untrusted.url}"]["detail"]
+        assert said.startswith("invalid, not asked again:") and "does not chain" in said
+        assert untrusted.asked == 1
+
+
+def stamps_by_authority(running: Running, link_id: int) -> dict[str, dict[str, Any]]:
+    ev = evidence_of(running, link_id).get("evidence") or {}
+    return {t["authority"]: t for t in ev.get("timestamps", [])}
+
+
+def stored_objects(running: Running, link_id: int) -> dict[str, bytes]:
+    """Every file of the link as stored (URL -> bytes), each with the sha256 recorded."""
+    found = {}
+    for a in evidence_of(running, link_id)["artifacts"]:
+        body = httpx.get(f"{running.web}{a['url']}", follow_redirects=True, timeout=30).content
+        assert hashlib.sha256(body).hexdigest() == a["sha256"], a
+        found[a["url"]] = body
+    return found
 
 
 def failed_with(stamp_: dict[str, Any] | None, error: str) -> bool:

@@ -181,7 +181,6 @@ def evidence_messages(job: dict) -> list[Message]:
                     chain=stored("timestamps/t.pem", "timestamp"),
                 )
             ],
-            wacz=stored("capture.wacz", "wacz"),
         ),
     ]
 

@@ -2,11 +2,14 @@
 
 Every hash is recomputed: a link's files are downloaded through the web's public
 `/artifacts/` links (presigned S3), a WACZ is checked on its own (its datapackage digests,
-the manifest it carries, the WARCs that manifest lists, the timestamp tokens in its
-datapackage-digest.json), a manifest against the files beside it (`<plugin>/<path>`, as the
+the manifest it carries, the WARCs that manifest lists, the timestamp tokens a WACZ of an
+earlier version carries in its datapackage-digest.json) and with the tokens over its
+manifest (beside it, or the archive's when it answers: a token that came after the WACZ is
+a file of its own), a manifest against the files beside it (`<plugin>/<path>`, as the
 bucket lays them out; those missing are downloaded when the archive's web answers) and its
-tokens (`timestamps/*.tsr` beside it, or the archive's). Tokens are checked against the
-system's roots plus TSA_CA_FILE. One line per check, exit 1 on any mismatch.
+tokens (`timestamps/<fingerprint 16>/*.tsr` beside it, or the archive's). Tokens are checked
+against the system's roots plus TSA_CA_FILE; one refused or invalid is shown with its
+reason. One line per check, exit 1 on any mismatch.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import print_json, table
 from services.supervisor.cli.stack_client import StackClient, stack_client
 from shared.evidence import tsa
-from shared.evidence.manifest import Manifest, fingerprint
+from shared.evidence.manifest import WACZ_PATH, Manifest, fingerprint, token_folder
 from shared.evidence.settings import EvidenceSettings
 from shared.evidence.verify import (
     Verdict,
@@ -64,36 +67,53 @@ def verify_link(verdict: Verdict, link_id: int, roots: list[Any]) -> None:
             check_artifact(verdict, entry, client.download(url) if url else None)
         if ev.get("wacz_url"):
             with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / "capture.wacz"
+                path = Path(tmp) / WACZ_PATH
                 with path.open("wb") as f:
                     for chunk in client.download(ev["wacz_url"]):
                         f.write(chunk)
-                check_wacz(verdict, path, roots, "capture.wacz")
-        for t in ev.get("timestamps", []):
-            if t.get("status") == "granted" and t.get("token_url"):
-                check_token(verdict, t["authority"], fetch(client, t["token_url"]), data, roots)
-            else:
-                verdict.add(f"timestamp {t.get('authority')}", True, "pending (not granted yet)")
+                check_wacz(verdict, path, roots, WACZ_PATH)
+        archive_tokens(verdict, client, ev, data, roots)
 
 
-def verify_manifest_file(verdict: Verdict, path: Path, roots: list[Any]) -> None:
-    """A manifest and the files beside it (downloaded from the archive where missing)."""
-    data = path.read_bytes()
-    manifest = check_manifest(verdict, data)
-    if manifest is None:
-        return
-    beside = path.parent
-    missing = []
-    for entry in manifest.artifacts:
-        local = next(
-            (p for p in (beside / entry.plugin / entry.path, beside / Path(entry.path).name)
-             if p.is_file()), None,
-        )  # fmt: skip
-        if local is None:
-            missing.append(entry)
+def archive_tokens(
+    verdict: Verdict, client: StackClient, ev: dict[str, Any], data: bytes, roots: list[Any]
+) -> None:
+    """Each authority's token over the manifest `data` as the archive lists it: a granted
+    one downloaded and checked, the others said (pending, or refused / invalid and why)."""
+    for t in ev.get("timestamps", []):
+        what = f"timestamp {t.get('authority')}"
+        if t.get("status") == "granted" and t.get("token_url"):
+            check_token(verdict, t["authority"], fetch(client, t["token_url"]), data, roots)
+        elif t.get("status") in ("refused", "invalid"):
+            verdict.add(what, True, f"{t['status']}, not asked again: {t.get('last_error')}")
         else:
-            check_artifact(verdict, entry, file_chunks(local))
-    tokens = sorted((beside / "timestamps").glob("*.tsr")) + sorted(beside.glob("*.tsr"))
+            verdict.add(what, True, "pending (not granted yet)")
+
+
+def verify_file(verdict: Verdict, path: Path, roots: list[Any]) -> None:
+    """A WACZ, or a manifest and the files beside it (downloaded from the archive where
+    missing); then the tokens over the manifest: beside it, else the archive's."""
+    data: bytes | None
+    missing: list[Any] = []
+    if path.suffix == ".wacz":
+        manifest, data = check_wacz(verdict, path, roots)
+    else:
+        data = path.read_bytes()
+        manifest = check_manifest(verdict, data)
+        for entry in manifest.artifacts if manifest else ():
+            local = next(
+                (p for p in (path.parent / entry.plugin / entry.path,
+                             path.parent / Path(entry.path).name) if p.is_file()), None,
+            )  # fmt: skip
+            if local is None:
+                missing.append(entry)
+            else:
+                check_artifact(verdict, entry, file_chunks(local))
+    if manifest is None or data is None:
+        return
+    beside = path.parent  # timestamps/ alone: the layout before a folder per manifest
+    folders = (beside / token_folder(fingerprint(data)), beside / "timestamps", beside)
+    tokens = [t for folder in folders for t in sorted(folder.glob("*.tsr"))]
     for token in tokens:
         check_token(verdict, token.stem, token.read_bytes(), data, roots, f"timestamp {token.name}")
     if missing or not tokens:
@@ -119,13 +139,12 @@ def from_archive(
                 check_artifact(verdict, entry, client.download(url) if url else None)
             ev = link.get("evidence") or {}
             if want_tokens and ev.get("fingerprint") == fingerprint(data):
-                for t in ev.get("timestamps", []):
-                    if t.get("status") == "granted" and t.get("token_url"):
-                        token = fetch(client, t["token_url"])
-                        check_token(verdict, t["authority"], token, data, roots)
+                archive_tokens(verdict, client, ev, data, roots)
     except CliError as exc:
         for entry in missing:
             verdict.add(entry.key, False, f"not beside the manifest, and the archive: {exc}")
+        if want_tokens and not missing:
+            verdict.add("timestamps", True, f"none beside the file; the archive: {exc}")
 
 
 def register(app: typer.Typer) -> None:
@@ -145,10 +164,8 @@ def register(app: typer.Typer) -> None:
             verify_link(verdict, int(target), roots)
         elif not path.is_file():
             raise CliError(f"no such file: {target}", Exit.NOT_FOUND)
-        elif target.endswith(".wacz"):
-            check_wacz(verdict, path, roots)
         else:
-            verify_manifest_file(verdict, path, roots)
+            verify_file(verdict, path, roots)
         if as_json:
             print_json({"ok": verdict.ok, "findings": [f.__dict__ for f in verdict.findings]})
         else:
