@@ -28,13 +28,16 @@ session finds why its main document failed.
 
 No subresource may hold the page's load longer than `subresource_timeout`: a request that
 has no response head by then (name lookup, connect, TLS and the server's answer together)
-is answered `504`, and its host's later subresource requests at once for a while (a minute,
-doubling each time the host lets the bound pass again; EgressPolicy). The page's
-main document is exempt (`is_document`, told by the page session): it has the navigation's
-own timeout. As the page's HTML document passes, the proxy reads which origins it will
-load from and connects to them before the browser asks (egress_warm.py): a host that never
-answers is then known when the page's late requests come (images, a tag's script), and an
-answering host's connection is the one the browser's first request to it gets.
+is answered `504`; when its host accepted nothing or sent nothing at all (not a slow
+answer: EgressPolicy.bound_passed decides), the host's later subresource requests are
+answered at once for a while (a minute, doubling each time it is marked again). The page's
+main document and its redirects are exempt from both, whatever mark the host carries
+(`expect_document`, told by the page session before the browser asks): they have the
+navigation's own timeout. As the page's HTML document passes, the proxy reads which
+origins it will load from and connects to them before the browser asks (egress_warm.py): a
+host that never answers is then known when the page's late requests come (images, a tag's
+script), and an answering host's connection is the one the browser's first request to it
+gets.
 
 One proxy per snapshot context, so every refusal, failure and exchange is recorded against
 its snapshot. A capture ends by closing the proxy, which cancels the connections still
@@ -132,9 +135,11 @@ class EgressProxy:
         self.idle_timeout = idle_timeout
         self.log = EgressLog()
         self.is_document: Callable[[str, bool], bool] = lambda url, tunnel: False
-        """(url, tunnel) -> whether the request is for the page's main document, which the
-        subresource bound does not apply to (a CONNECT's url is `https://host[:port]/`: its
-        origin is compared); set by the page session."""
+        """(url, tunnel) -> whether the browser's events name the request the page's main
+        document (a CONNECT's url is `https://host[:port]/`: its origin is compared); set by
+        the page session. They come after the proxy has the request: a navigation the page
+        session starts is named before (`expect_document`); this catches those the page
+        starts itself."""
         self._own_interceptor = interceptor is None
         self.interceptor = interceptor or Interceptor()
         self.relay = ExchangeRelay(self.log, max_response_bytes, traffic)
