@@ -111,23 +111,41 @@ async def proxy(policy: EgressPolicy) -> AsyncIterator[tuple[EgressProxy, str]]:
         await p.close()
 
 
-async def test_a_slow_answer_is_cut_and_its_host_not_marked() -> None:
+async def mute(head: bytes) -> AsyncIterator[bytes]:
+    """Accepts, reads, never says a word."""
+    await asyncio.sleep(3600)
+    yield b""
+
+
+def port_of(base: str) -> int:
+    return int(base.rsplit(":", 1)[1])
+
+
+async def test_a_slow_answer_is_cut_and_its_host_not_marked_a_mute_one_is() -> None:
     policy = EgressPolicy(allow_private=True, subresource_timeout=BOUND)
-    async with scripted("127.0.0.12", slow_but_whole) as site, proxy(policy) as (_p, url):
+    async with (
+        scripted("127.0.0.12", slow_but_whole) as site,
+        scripted("127.0.0.15", mute) as ads,
+        proxy(policy) as (_p, url),
+    ):
         assert (await proxied_get(url, f"{site}/doc")).startswith(b"HTTP/1.1 200")
-        cut = await proxied_get(url, f"{site}/favicon.ico")
-        assert cut.startswith(b"HTTP/1.1 504") and b"no answer within 0.5 s" in cut
-        assert not policy.unresponsive("127.0.0.12", int(site.rsplit(":", 1)[1]))
-        # its next subresource is tried again, and cut at the bound again: not refused
+        for get in (f"{site}/favicon.ico", f"{ads}/ad.js"):
+            cut = await proxied_get(url, get)
+            assert cut.startswith(b"HTTP/1.1 504") and b"no answer within 0.5 s" in cut
+        assert not policy.unresponsive("127.0.0.12", port_of(site))
+        assert policy.unresponsive("127.0.0.15", port_of(ads))
+        # the slow host's next subresource is tried (and cut at the bound) again; the mute
+        # host's is answered at once
         again = await proxied_get(url, f"{site}/style.css")
         assert b"no answer within" in again and b"left a request unanswered" not in again
+        assert b"left a request unanswered" in await proxied_get(url, f"{ads}/ad2.js")
 
 
 async def test_a_host_that_began_its_answer_is_not_marked() -> None:
     policy = EgressPolicy(allow_private=True, subresource_timeout=BOUND)
     async with scripted("127.0.0.13", a_head_begun) as site, proxy(policy) as (_p, url):
         assert (await proxied_get(url, f"{site}/a.png")).startswith(b"HTTP/1.1 504")
-        assert not policy.unresponsive("127.0.0.13", int(site.rsplit(":", 1)[1]))
+        assert not policy.unresponsive("127.0.0.13", port_of(site))
 
 
 async def test_no_mark_refuses_the_document_or_its_redirect() -> None:
@@ -142,7 +160,7 @@ async def test_no_mark_refuses_the_document_or_its_redirect() -> None:
 
     policy = EgressPolicy(allow_private=True, subresource_timeout=BOUND)
     async with scripted("127.0.0.14", moved) as site, proxy(policy) as (p, url):
-        port = int(site.rsplit(":", 1)[1])
+        port = port_of(site)
         policy.mark_unresponsive("127.0.0.14", port)
         refused = await proxied_get(url, f"{site}/img.png")
         assert refused.startswith(b"HTTP/1.1 504") and b"left a request unanswered" in refused

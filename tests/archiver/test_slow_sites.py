@@ -106,6 +106,7 @@ def slow_site(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
         yield site
 
 
+@pytest.mark.timeout(300)  # the first case starts the archiver; a 10 s site's page ~30 s
 async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
     archiver: Archiver, slow_site: FixtureServer
 ) -> None:
@@ -118,7 +119,7 @@ async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
                          deadline=datetime.now(UTC) + timedelta(minutes=5))  # fmt: skip
         await bus.publish(nc.jetstream(), JOB_CAPTURE, job)
         await nc.close()
-        got = await collect(archiver.nats_url, 1, timeout=180, snapshot_id=snapshot)
+        got = await collect(archiver.nats_url, 1, timeout=120, snapshot_id=snapshot)
         records = [m.record for m in got if isinstance(m, CaptureEvent)]
         finals = {r.plugin: r for r in records
                   if isinstance(r, ArchiveResultRecord) and r.exit_code is not None}  # fmt: skip
