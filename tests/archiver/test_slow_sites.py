@@ -3,11 +3,13 @@ of a site whose every answer (document, style sheet, image, favicon) takes N sec
 page after another as `dla add` would have them, and every page is archived with its
 screenshot. A subresource that takes longer than the bound is cut, but its host is not
 marked unresponsive (it answers, slowly), and the next page's own document waits for the
-navigation's timeout whatever mark its host carries."""
+navigation's timeout whatever mark its host carries. Each page also loads an image from a
+third-party host that accepts and never answers: that one is still cut (and marked)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -27,6 +29,7 @@ from shared.settings import CommonSettings
 from shared.subjects import JOB_CAPTURE
 from testkit.capture_results import collect
 from testkit.httpserver import FixtureServer, Reply, Route
+from testkit.rawserver import RawServer, silent
 from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 
 pytestmark = pytest.mark.integration
@@ -84,15 +87,23 @@ def slowly(delay: float, reply: Reply) -> Route:
     return answer
 
 
-def page(n: int) -> bytes:
+def page(n: int, ads: str) -> bytes:
     return f"""<html><head><title>Slow page {n}</title>
 <link rel="stylesheet" href="/site.css"><link rel="icon" href="/favicon.ico">
 </head><body><h1>Slow page {n}</h1><p>Words of page {n}.</p><img src="/photo.png">
-</body></html>""".encode()
+<img src="{ads}/ad.png"></body></html>""".encode()
+
+
+@pytest.fixture(scope="module")
+def dead_ads() -> Iterator[RawServer]:
+    """127.0.0.3: a third-party host that accepts every connection and never answers."""
+    with RawServer("127.0.0.3") as s:
+        s.routes["/ad.png"] = silent
+        yield s
 
 
 @pytest.fixture(params=[2, 3, 5, 10], ids=lambda d: f"{d}s")
-def slow_site(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
+def slow_site(request: pytest.FixtureRequest, dead_ads: RawServer) -> Iterator[FixtureServer]:
     """127.0.0.2 (a fresh port per delay): every answer takes `param` seconds."""
     delay = float(request.param)
     with FixtureServer("127.0.0.2") as site:
@@ -100,7 +111,7 @@ def slow_site(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
             "/site.css": Reply(b"h1 { color: #036 }", headers={"Content-Type": "text/css"}),
             "/photo.png": Reply(b"not a png", headers={"Content-Type": "image/png"}),
             "/favicon.ico": Reply(b"", headers={"Content-Type": "image/x-icon"}),
-            **{f"/page{n}": Reply(page(n)) for n in range(PAGES)},
+            **{f"/page{n}": Reply(page(n, dead_ads.base)) for n in range(PAGES)},
         }
         site.routes.update({path: slowly(delay, reply) for path, reply in replies.items()})
         yield site
@@ -125,6 +136,12 @@ async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
                   if isinstance(r, ArchiveResultRecord) and r.exit_code is not None}  # fmt: skip
         for plugin in ("navigate", "screenshot"):
             assert finals[plugin].status == "succeeded", (n, finals[plugin].output_str)
-        shot = next(r for r in records if isinstance(r, ArtifactRecord) and r.kind == "screenshot")
+        keys = {r.kind: r.s3_key for r in records if isinstance(r, ArtifactRecord)}
         async with ObjectStore(settings) as store:
-            assert (await store.get_bytes(shot.s3_key)).startswith(b"\x89PNG")
+            assert (await store.get_bytes(keys["screenshot"])).startswith(b"\x89PNG")
+            failed = json.loads(await store.get_bytes(keys["navigation"]))["failed"]
+        # the slow host's late answers were cut, never refused for a mark; the dead one's not
+        slow = f"{slow_site.host}:{slow_site.port}"
+        marked = [e for e in failed if e["origin"] == slow and "unanswered" in e["reason"]]
+        assert marked == [], (n, marked)
+        assert any(e["url"].endswith("/ad.png") for e in failed), (n, failed)
