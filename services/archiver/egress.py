@@ -28,13 +28,16 @@ session finds why its main document failed.
 
 No subresource may hold the page's load longer than `subresource_timeout`: a request that
 has no response head by then (name lookup, connect, TLS and the server's answer together)
-is answered `504`, and its host's later subresource requests at once for a while (a minute,
-doubling each time the host lets the bound pass again; EgressPolicy). The page's
-main document is exempt (`is_document`, told by the page session): it has the navigation's
-own timeout. As the page's HTML document passes, the proxy reads which origins it will
-load from and connects to them before the browser asks (egress_warm.py): a host that never
-answers is then known when the page's late requests come (images, a tag's script), and an
-answering host's connection is the one the browser's first request to it gets.
+is answered `504`; when its host accepted nothing or sent nothing at all (not a slow
+answer: EgressPolicy.bound_passed decides), the host's later subresource requests are
+answered at once for a while (a minute, doubling each time it is marked again). The page's
+main document and its redirects are exempt from both, whatever mark the host carries
+(`expect_document`, told by the page session before the browser asks): they have the
+navigation's own timeout. As the page's HTML document passes, the proxy reads which
+origins it will load from and connects to them before the browser asks (egress_warm.py): a
+host that never answers is then known when the page's late requests come (images, a tag's
+script), and an answering host's connection is the one the browser's first request to it
+gets.
 
 One proxy per snapshot context, so every refusal, failure and exchange is recorded against
 its snapshot. A capture ends by closing the proxy, which cancels the connections still
@@ -51,7 +54,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from services.archiver import egress_http as http
 from services.archiver.egress_policy import (
@@ -66,6 +69,7 @@ from services.archiver.egress_warm import DocumentTap, Origin, subresource_origi
 from services.archiver.exchange import ExchangeRelay, Upstream, copy_capped
 from services.archiver.interception import Interceptor
 from services.archiver.traffic import TrafficLog
+from shared.targets import origin_key
 
 __all__ = ["ERROR_HEADER", "EgressLog", "EgressPolicy", "EgressProxy", "UpstreamError"]
 
@@ -99,6 +103,9 @@ class Target:
     host: str
     port: int
     started: float = field(default_factory=time.monotonic)
+    navigation: bool = False
+    """The browser says it is a top-level navigation (`Sec-Fetch-Dest: document`, which
+    Chromium sends to secure and local origins only)."""
 
     @property
     def tunnel(self) -> bool:
@@ -128,9 +135,11 @@ class EgressProxy:
         self.idle_timeout = idle_timeout
         self.log = EgressLog()
         self.is_document: Callable[[str, bool], bool] = lambda url, tunnel: False
-        """(url, tunnel) -> whether the request is for the page's main document, which the
-        subresource bound does not apply to (a CONNECT's url is `https://host[:port]/`: its
-        origin is compared); set by the page session."""
+        """(url, tunnel) -> whether the browser's events name the request the page's main
+        document (a CONNECT's url is `https://host[:port]/`: its origin is compared); set by
+        the page session. They come after the proxy has the request: a navigation the page
+        session starts is named before (`expect_document`); this catches those the page
+        starts itself."""
         self._own_interceptor = interceptor is None
         self.interceptor = interceptor or Interceptor()
         self.relay = ExchangeRelay(self.log, max_response_bytes, traffic)
@@ -139,6 +148,27 @@ class EgressProxy:
         self._writers: set[asyncio.StreamWriter] = set()
         self._warm: dict[tuple[str, int, bool], Warm] = {}
         self._asked: set[tuple[str, int, bool]] = set()
+        self._documents: set[str] = set()
+        self._document_origins: set[str] = set()
+
+    def expect_document(self, url: str) -> None:
+        """The page is about to load url as its main document (the page session says so
+        before the browser asks): its request, its tunnel and every redirect the proxy
+        relays for it are the document from their first byte, whatever the browser's events
+        say later."""
+        self._documents.add(_document_key(url))
+        self._document_origins.add(origin_key(url))
+
+    def _is_document(self, t: Target) -> bool:
+        """Is t the page's main document (or its tunnel), which neither the subresource
+        bound nor an unresponsive mark ever touches? Known before it comes (expected, or
+        a redirect of it), said by the browser's request, or by its events
+        (`is_document`: a navigation the page started itself)."""
+        if t.tunnel:
+            known = origin_key(t.url) in self._document_origins
+        else:
+            known = t.navigation or _document_key(t.url) in self._documents
+        return known or self.is_document(t.url, t.tunnel)
 
     async def start(self) -> str:
         """Listen on a free loopback port; returns the proxy URL for the browser context."""
@@ -205,7 +235,7 @@ class EgressProxy:
             await self._intercept(req, reader, writer, opened)
             return
         parts = urlsplit(req.target)
-        t = Target(req.method, req.target, parts.hostname or "", 0)
+        t = Target(req.method, req.target, parts.hostname or "", 0, navigation=_navigation(req))
         if parts.scheme not in ("http", "ws") or not t.host:
             await self._fail(writer, t, UpstreamError("refused", f"unsupported target {t.url!r}"))
             return
@@ -248,7 +278,7 @@ class EgressProxy:
         requests = http.RequestReader(reader, self.idle_timeout, MAX_REQUEST_BODY)
         while (inner := await requests.next()) is not None:
             target = inner.target if inner.target.startswith("/") else "/" + inner.target
-            t = Target(inner.method, base + target, host, t.port)
+            t = Target(inner.method, base + target, host, t.port, navigation=_navigation(inner))
             if upstream is None or not upstream.reusable:
                 try:
                     upstream = await self._bounded(t, self._connect(t, tls=True))
@@ -286,19 +316,21 @@ class EgressProxy:
             return False
         sent = time.time()
         try:
-            resp = await self._bounded(t, self.relay.response_head(upstream, req.method, writer))
+            head = self.relay.response_head(upstream, req.method, writer)
+            resp = await self._bounded(t, head, upstream)
         except UpstreamError as exc:
             await self._fail(writer, t, exc)
             return False
         self.policy.answered(t.host, t.port)
+        location = resp.field(b"location")
+        if location and 300 <= resp.status < 400 and self._is_document(t):
+            self.expect_document(urljoin(t.url, location.decode("latin-1")))
         tap = self._document_tap(req, resp)
         more = await self.relay.body(
             t.url, req, resp, upstream, writer, close=close or not req.keep_alive, sent=sent,
             tap=tap.feed if tap else None,
         )  # fmt: skip
-        if tap is not None and (
-            self.is_document(t.url, False) or req.field(b"sec-fetch-dest") == b"document"
-        ):
+        if tap is not None and self._is_document(t):
             self._warm_up(subresource_origins(tap.body, t.url, self.policy.warm_origins))
         return more
 
@@ -343,7 +375,7 @@ class EgressProxy:
             try:
                 up = await warm.task
             except UpstreamError as exc:
-                if exc.kind == "timeout" and not self.is_document(t.url, t.tunnel):
+                if exc.kind == "timeout" and not self._is_document(t):
                     raise  # the bound passed while warming: as if this request waited it
                 log.debug("egress: warming %s failed (%s); connecting afresh", t.host, exc)
             except (OSError, ValueError) as exc:
@@ -354,22 +386,28 @@ class EgressProxy:
                 up.writer.transport.abort()
         return await self._open(t, tls=tls)
 
-    async def _bounded(self, t: Target, step: Coroutine[Any, Any, T]) -> T:
+    async def _bounded(
+        self, t: Target, step: Coroutine[Any, Any, T], upstream: Upstream | None = None
+    ) -> T:
         """Await step (a coroutine) within the request's time: a subresource has until
         `subresource_timeout` after it arrived, the page's main document the step's own
-        timeouts. Raises UpstreamError("timeout") when the bound passed."""
+        timeouts. `upstream`: the connection step awaits the response on (None while
+        connecting). Raises UpstreamError("timeout") when the bound passed; the policy
+        decides whether the host is marked unresponsive for it."""
         policy = self.policy
-        if policy.unresponsive(t.host, t.port) and not self.is_document(t.url, t.tunnel):
+        if policy.unresponsive(t.host, t.port) and not self._is_document(t):
             step.close()
             raise UpstreamError(
                 "timeout", f"{t.host} left a request unanswered {policy.subresource_timeout:g} s"
             )
+        received = upstream.responses.received if upstream is not None else 0
         task = asyncio.ensure_future(step)
         try:
             left = policy.subresource_timeout - (time.monotonic() - t.started)
             done, _ = await asyncio.wait({task}, timeout=max(0.0, left))
-            if not done and not self.is_document(t.url, t.tunnel):
-                policy.mark_unresponsive(t.host, t.port)
+            if not done and not self._is_document(t):
+                heard = upstream is not None and upstream.responses.received > received
+                policy.bound_passed(t.host, t.port, connected=upstream is not None, heard=heard)
                 raise UpstreamError("timeout", f"no answer within {policy.subresource_timeout:g} s")
             return await task
         except TimeoutError as exc:
@@ -424,6 +462,21 @@ class EgressProxy:
         )
         with contextlib.suppress(OSError):
             await writer.drain()
+
+
+def _navigation(req: http.Request) -> bool:
+    """Does the browser say req is a top-level navigation?"""
+    return req.field(b"sec-fetch-dest") == b"document"
+
+
+def _document_key(url: str) -> str:
+    """url as the proxy compares document URLs: scheme, host and port as `origin_key`
+    spells them, path and query, no fragment (the browser's request line never has one).
+    A URL the browser spells otherwise (percent-encoding, IDN) is matched by the browser's
+    events instead."""
+    parts = urlsplit(url)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{origin_key(url)}{parts.path or '/'}{query}"
 
 
 def _open_still(up: Upstream) -> bool:

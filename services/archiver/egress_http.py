@@ -134,6 +134,8 @@ class _Stream:
         self.rest = b""
         """What followed an upgrade request's head (the new protocol's first bytes)."""
         self.upgraded = False
+        self.received = 0
+        """Bytes read from the connection so far."""
 
     async def next_event(self, *, eof_ok: bool = False) -> tuple[str, object] | None:
         """The next event; None at the connection's end (BadMessage unless `eof_ok`)."""
@@ -141,6 +143,7 @@ class _Stream:
             if self.upgraded:
                 return None
             data = await asyncio.wait_for(self.reader.read(CHUNK), self.timeout)
+            self.received += len(data)
             if not data:
                 if eof_ok:
                     return None
@@ -212,6 +215,12 @@ class ResponseReader:
         self.reusable = True
         """False once the parser cannot follow the connection on (after a HEAD response,
         whose Content-Length llhttp would wait for)."""
+
+    @property
+    def received(self) -> int:
+        """Bytes the server sent on this connection so far (the egress proxy tells a slow
+        answer from none at all by them)."""
+        return self._stream.received
 
     async def head(self, method: str) -> Response:
         """The next response head (a 1xx head too: the caller asks again after it)."""

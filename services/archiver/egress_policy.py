@@ -8,7 +8,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from math import inf
+from typing import Literal, TypeVar
 
 from shared.errors import NoSuchHost, TargetRefused, TargetUnresolved
 from shared.targets import IpAddress, checked_host, origin_key, refused_address
@@ -48,13 +49,18 @@ class EgressPolicy:
     """Seconds a request other than the page's main document may wait for its response
     head (lookup, connect and TLS included)."""
     unresponsive_s: float = 60.0
-    """After a subresource's server let that bound pass, its other subresource requests
-    (this page's and other snapshots') are answered 504 at once for this long: a page asks
-    a dead ad server dozens of times, six at a time. Each time the host lets the bound pass
+    """After a subresource's request to a host that accepted nothing or sent nothing at all
+    let that bound pass (`bound_passed`), the host's other subresource requests (this
+    page's and other snapshots') are answered 504 at once for this long: a page asks a dead
+    ad server dozens of times, six at a time. Each time the host lets the bound pass so
     again after that, the period doubles (up to `unresponsive_max_s`); a response head from
     it forgets the count. Most pages of a forum share their trackers, fonts and ad servers,
-    so a host that never answers costs the first page the bound, not every page."""
+    so a host that never answers costs the first page the bound, not every page. The mark
+    never touches the page's main document (the proxy's `is_document`)."""
     unresponsive_max_s: float = 1800.0
+    answering_s: float = 300.0
+    """A host that sent a response head within this long answers: a request of its that
+    lets the bound pass is cut, but the host is slow, not dead, and is not marked."""
     warm_origins: int = 16
     """How many origins named by a page's document the proxy connects to before the
     browser asks (egress_warm.py); 0: none."""
@@ -62,18 +68,35 @@ class EgressPolicy:
         default_factory=dict, repr=False
     )
     """host:port -> (answered 504 until, the period that was set)."""
+    _answered: dict[tuple[str, int], float] = field(default_factory=dict, repr=False)
+    """host:port -> when it last sent a response head."""
 
     def unresponsive(self, host: str, port: int) -> bool:
-        """Did host:port let a subresource's bound pass lately?"""
+        """Is host:port marked unresponsive (its subresource requests answered 504 at once)?"""
         mark = self._unresponsive.get((host.lower(), port))
         return mark is not None and mark[0] > time.monotonic()
 
+    def bound_passed(self, host: str, port: int, *, connected: bool, heard: bool) -> bool:
+        """A subresource's request to host:port let the bound pass; marks the host
+        unresponsive, and says so, only when it accepted nothing or sent nothing at all:
+        no connection made (`connected`: the TCP accept, and for HTTPS the TLS handshake,
+        done within the bound), or not one byte of this response (`heard`) from a host that
+        sent no response head within `answering_s` either. A host that answers, slowly, is
+        not dead: its request is cut, the host is not marked."""
+        key = (host.lower(), port)
+        answered = self._answered.get(key)
+        if connected and (heard or (answered or -inf) > time.monotonic() - self.answering_s):
+            return False
+        self.mark_unresponsive(host, port)
+        return True
+
     def mark_unresponsive(self, host: str, port: int) -> None:
-        """host:port let a subresource's bound pass."""
+        """Mark host:port unresponsive (for `unresponsive_s`, doubled at each mark since
+        its last response head)."""
         now = time.monotonic()
-        if len(self._unresponsive) > 10_000:
-            keep = now - self.unresponsive_max_s
-            self._unresponsive = {k: v for k, v in self._unresponsive.items() if v[0] > keep}
+        self._unresponsive = _trimmed(
+            self._unresponsive, lambda mark: mark[0], now - self.unresponsive_max_s
+        )
         key = (host.lower(), port)
         before = self._unresponsive.get(key)
         period = self.unresponsive_s
@@ -82,9 +105,14 @@ class EgressPolicy:
         self._unresponsive[key] = (now + period, period)
 
     def answered(self, host: str, port: int) -> None:
-        """host:port sent a response head: it is no longer counted as unresponsive."""
+        """host:port sent a response head: it answers (for `answering_s`), and is no longer
+        counted as unresponsive."""
+        now = time.monotonic()
+        key = (host.lower(), port)
+        self._answered = _trimmed(self._answered, float, now - self.answering_s)
+        self._answered[key] = now
         if self._unresponsive:
-            self._unresponsive.pop((host.lower(), port), None)
+            self._unresponsive.pop(key, None)
 
     async def addresses(self, host: str, port: int) -> list[str]:
         """The checked addresses of host; raises UpstreamError (refused, dns, timeout)."""
@@ -102,6 +130,21 @@ class EgressPolicy:
             raise UpstreamError("no_such_host", str(exc)) from exc
         except TargetRefused as exc:
             raise UpstreamError("refused", str(exc)) from exc
+
+
+HOSTS_KEPT = 10_000
+"""Hosts the policy remembers (marked, or answering) before it forgets the stale ones."""
+V = TypeVar("V")
+
+
+def _trimmed(
+    memory: dict[tuple[str, int], V], time_of: Callable[[V], float], stale_before: float
+) -> dict[tuple[str, int], V]:
+    """memory, without its entries whose time is before stale_before, once it holds more
+    than HOSTS_KEPT hosts."""
+    if len(memory) <= HOSTS_KEPT:
+        return memory
+    return {k: v for k, v in memory.items() if time_of(v) > stale_before}
 
 
 @dataclass

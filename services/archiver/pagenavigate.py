@@ -49,6 +49,9 @@ async def navigate(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     if wait_until not in LOAD_STATES:
         raise OpError(proto.E_BAD_REQUEST, f"wait_until must be one of {LOAD_STATES}")
     page = await s.page()
+    assert s.proxy is not None
+    # told before the browser asks: its events about the request come after the proxy has it
+    s.proxy.expect_document(url)
     await s.load_cookies(url)
     started = time.monotonic()
     s.network.doc_response = None

@@ -3,7 +3,6 @@ local page is captured with the warm browser and its screenshot, PDF and DOM lan
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,10 +13,11 @@ from services.supervisor.children import Child
 from shared import bus
 from shared import processes as proctree
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
-from shared.messages import CaptureDone, CaptureEvent, CaptureJob
+from shared.messages import CaptureEvent, CaptureJob
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
-from shared.subjects import JOB_CAPTURE, MODELS, RESULTS
+from shared.subjects import JOB_CAPTURE
+from testkit.capture_results import collect
 from testkit.httpserver import FixtureServer, Reply, Serve
 from testkit.stack_env import own_engines_env
 
@@ -32,23 +32,6 @@ PAGE = (
 @pytest.fixture
 def site(serve: Serve) -> FixtureServer:
     return serve({"/article": Reply(PAGE)}, "127.0.0.2")
-
-
-async def collect(nats_url: str, until_done: int, timeout: float) -> list[object]:
-    nc = await bus.connect(nats_url, "test-results")
-    try:
-        js = nc.jetstream()
-        sub = await js.pull_subscribe("capture.>", stream=RESULTS.name)
-        got: list[object] = []
-        deadline = asyncio.get_running_loop().time() + timeout
-        while sum(isinstance(m, CaptureDone) for m in got) < until_done:
-            assert asyncio.get_running_loop().time() < deadline, f"timed out; got {got}"
-            for msg in await bus.fetch(sub, 100, timeout=0.5):
-                got.append(MODELS[msg.subject].model_validate_json(msg.data))
-                await msg.ack()
-        return got
-    finally:
-        await nc.close()
 
 
 async def test_archiver_process_captures_screenshot_pdf_and_dom_into_s3(
