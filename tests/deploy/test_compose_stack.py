@@ -92,19 +92,21 @@ def stack(api: PodmanApi, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         "python3", "-m", "http.server", "8080", "--bind", "0.0.0.0", "--directory", "/site",
     )  # fmt: skip
     override = tmp / "fixtures.yml"
-    joined = {"networks": ["default", "fixtures"]}
+    # the settings only this test needs reach every service of ours (a user's `.env` would)
+    settings = {"ALLOW_PRIVATE_TARGETS": "true", "POLL_INTERVAL_SECONDS": "2", "TSA_URLS": ""}
+    services: dict[str, dict[str, Any]] = {
+        s: {"environment": settings} for s in ("writer", "poller", "web", "archiver", "media")
+    }
+    for s in ("poller", "archiver", "media"):  # those that fetch from the fixture forum
+        services[s]["networks"] = ["default", "fixtures"]
     override.write_text(
         json.dumps(
-            {
-                "networks": {"fixtures": {"external": True, "name": network}},
-                "services": {s: joined for s in ("poller", "archiver", "media")},
-            }
+            {"networks": {"fixtures": {"external": True, "name": network}}, "services": services}
         )
     )
     web, s3, prom = free_ports(3)
     env = {
-        "RSS_URL": f"http://{FORUM}:8080/posts.rss", "POLL_INTERVAL_SECONDS": "2",
-        "ARCHIVE_MODE": "all", "ALLOW_PRIVATE_TARGETS": "true", "TSA_URLS": "",
+        "RSS_URL": f"http://{FORUM}:8080/posts.rss", "ARCHIVE_MODE": "all",
         "WEB_PUBLISH_PORT": f"127.0.0.1:{web}", "S3_PUBLISH_PORT": f"127.0.0.1:{s3}",
         "S3_PUBLIC_ENDPOINT": f"http://127.0.0.1:{s3}",
         "PROMETHEUS_PUBLISH_PORT": f"127.0.0.1:{prom}",
