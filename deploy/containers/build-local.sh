@@ -12,8 +12,12 @@ trap stop_podman_service EXIT
 if ! podman image exists localhost/dla-base:bookworm; then
   rootfs=$(mktemp -d /tmp/dla-rootfs.XXXXXX)
   echo "debootstrap: a bookworm root filesystem in $rootfs"
-  debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,wget \
-    bookworm "$rootfs" >"$rootfs.log" 2>&1 || { tail -20 "$rootfs.log"; exit 1; }
+  bootstrap() {
+    debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,wget \
+      bookworm "$rootfs" >"$rootfs.log" 2>&1
+  }
+  bootstrap || { echo "debootstrap failed; once more"; rm -rf "$rootfs"; mkdir "$rootfs"; bootstrap; } \
+    || { tail -20 "$rootfs.log"; exit 1; }
   # the same package sources as this machine (security updates: a current Chromium), and
   # the certificate authorities it trusts beyond Debian's (a TLS-inspecting proxy's)
   if [ -f /etc/apt/sources.list.d/debian.sources ]; then
@@ -28,5 +32,8 @@ if ! podman image exists localhost/dla-base:bookworm; then
   rm -rf "$rootfs" "$rootfs.log"
   podman build -q -t localhost/dla-base:bookworm -f "$HERE/base.Containerfile" "$HERE"
 fi
-# one service per image: compose builds an image once for each service that names it
-local_compose build writer archiver nats s3 prometheus alertmanager
+# one service per image: compose builds an image once for each service that names it; a
+# second try when a package download failed (layers already built are reused)
+build="writer archiver nats s3 prometheus alertmanager"
+# shellcheck disable=SC2086
+local_compose build $build || { echo "build failed; once more"; local_compose build $build; }
