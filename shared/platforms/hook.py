@@ -11,8 +11,9 @@ from everything written, and a login wall met although they were sent is
 `E_<PLUGIN>_LOGGED_OUT` (the operator's session expired).
 
 Settings come from the plugin's config.json (shared.hooks.config.hook_settings):
-`<P>_REQUEST_TIMEOUT`, `<P>_MAX_BYTES`, `<P>_MEDIA_MAX_BYTES`, `<P>_REPLIES`,
-`<P>_REPLY_DEPTH`, `<P>_STEPS`, the platform's API base URLs, USER_AGENT,
+`<P>_REQUEST_TIMEOUT`, `<P>_MAX_BYTES`, `<P>_MEDIA_MAX_BYTES`, `<P>_REPLY_DEPTH`,
+`<P>_STEPS` (`BLUESKY_REPLIES` for the one platform whose steps keep replies: the others' APIs
+give none, and YouTube's comments are `YOUTUBE_COMMENTS`), the platform's API base URLs, USER_AGENT,
 ALLOW_PRIVATE_TARGETS and COOKIES_DIR.
 """
 
@@ -63,7 +64,7 @@ def settings(plugin: str, values: Mapping[str, Any], bases: Sequence[str], url: 
         allow_private=bool(values["ALLOW_PRIVATE_TARGETS"]),
         bases={name: str(values[name]) for name in bases},
         cookies=load(str(values["COOKIES_DIR"]) or None, url),
-        replies=int(values[f"{p}_REPLIES"]),
+        replies=int(values.get(f"{p}_REPLIES") or 0),  # Bluesky's alone keeps replies
         reply_depth=int(values[f"{p}_REPLY_DEPTH"]),
         socket_timeout=float(values[f"{p}_REQUEST_TIMEOUT"]),
         comments=int(values.get(f"{p}_COMMENTS") or 0),  # YouTube's alone
