@@ -60,7 +60,11 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         retry = []
     transitions.attempt_outcome(conn, job["snapshot_id"], outcome.outcome, ctx.now_iso)
     retry_at = None
-    if retry or done.error:
+    if outcome.wall and not done.error:
+        # only a wall was met: no archive, and the whole capture is tried again on the
+        # normal schedule (the operator may add the site's cookies meanwhile)
+        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, [], outcome.error)
+    elif retry or done.error:
         retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
     elif outcome.outcome in ("succeeded", "partial"):
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
@@ -90,11 +94,17 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
 
 
 def _retry_or_fail(
-    ctx: ApplyContext, job_id: int, link_id: int, done: CaptureDone, retry: list[str]
+    ctx: ApplyContext,
+    job_id: int,
+    link_id: int,
+    done: CaptureDone,
+    retry: list[str],
+    wall: str | None = None,
 ) -> datetime | None:
     """Schedule the next attempt with backoff (returns when), or fail the job when attempts
-    are used up (returns None)."""
-    error = done.error or f"hooks failed: {', '.join(retry)}"
+    are used up (returns None). `retry` narrows the next attempt to those hooks; `wall` (what
+    the attempt met instead of the page) has it run every hook again."""
+    error = done.error or wall or f"hooks failed: {', '.join(retry)}"
     if done.attempt >= ctx.policy.max_attempts:
         transitions.fail_permanent(
             ctx.conn,
@@ -106,7 +116,7 @@ def _retry_or_fail(
         return None
     delay = retry_delay(done.attempt)
     hooks = json.dumps(sorted(retry)) if retry else None
-    transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks)
+    transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks, every_hook=bool(wall))
     return ctx.now + delay
 
 
@@ -135,6 +145,9 @@ class AttemptOutcome:
     """`<hook>: <code> <output>` of that hook."""
     hook: str | None = None
     """That hook."""
+    wall: bool = False
+    """True when the attempt met a wall (shared.hooks.error_codes.walled) and kept no post:
+    what it kept is evidence of the wall, not an archive, so it counts as failed."""
 
 
 def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
@@ -143,7 +156,9 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     anything but one failed. Skipped hooks do not count either way, nor, when the snapshot
     kept a platform post, the other hooks of the plugin that kept it (an API step that
     failed before the page gave the post) or a wall another hook met (`walled`: the
-    browser's login wall is evidence, the post is the archive)."""
+    browser's login wall is evidence, the post is the archive). Without a post, a wall any
+    hook met makes the attempt failed with the wall's code (`wall`): its captures show the
+    wall, not the page."""
     rows = ctx.conn.execute(
         "SELECT plugin, hook, status, error_code, output_str FROM archive_results"
         " WHERE snapshot_id = ? ORDER BY id",
@@ -153,6 +168,10 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     if post_plugin is not None:
         rows = [r for r in rows if r["plugin"] != post_plugin or r["status"] != "failed"]
         rows = [r for r in rows if not walled(r["error_code"])]
+    wall = next((r for r in rows if walled(r["error_code"])), None)
+    if wall is not None:
+        error = f"{wall['hook']}: {wall['error_code']} {wall['output_str'] or ''}".strip()
+        return AttemptOutcome("failed", wall["error_code"], error, wall["hook"], wall=True)
     kept = [r for r in rows if r["status"] in ("succeeded", "partial")]
     bad = [r for r in rows if r["status"] == "failed"] + [
         r for r in rows if r["status"] == "partial"

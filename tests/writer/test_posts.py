@@ -1,7 +1,8 @@
 """Platform posts in the writer: the post stored with its search text, a removed one never
 replacing a whole one, and a link whose post the API kept archived although the browser met
-a login wall (without a post, the wall makes it partial · login_wall); an expired session
-is counted."""
+a login wall (without a post, the wall is no archive: the link reads "not archived: the site
+asked for a login" and is tried again on the normal schedule); an expired session is
+counted."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 from prometheus_client import REGISTRY
 
+from services.web.present import display_status
 from shared.hooks.records import ArchiveResultRecord, PostRecord
+from shared.hooks.retry import MAX_ATTEMPTS
 from shared.platforms.post import Author, Post
 from testkit.writer_harness import Harness, done, event, occ, post
 
@@ -78,7 +81,7 @@ def test_the_post_is_the_archive_when_the_browser_met_a_wall(h: Harness) -> None
     )
 
 
-def test_without_a_post_the_wall_makes_the_link_partial(h: Harness) -> None:
+def test_without_a_post_the_wall_is_no_archive_and_everything_is_tried_again(h: Harness) -> None:
     job = start(h)
     h.apply(
         event(job, 0, res("x", API, "failed", "E_X_RATE_LIMITED")),
@@ -88,7 +91,33 @@ def test_without_a_post_the_wall_makes_the_link_partial(h: Harness) -> None:
         done(job, records=4, retry=[API]),
     )
     row = h.rows("SELECT * FROM links")[0]
-    assert row["status"] == "partial" and row["retry_at"] is not None
+    assert (row["status"], row["last_outcome"], row["last_error_code"]) == (
+        "failed", "failed", "E_NAVIGATE_LOGIN_WALL")  # fmt: skip
+    assert row["retry_at"] is not None
+    assert display_status(row["status"], row["last_error_code"])[0] == (
+        "not archived: the site asked for a login"
+    )
+    again = h.job(1)  # the whole capture again, not only the API step: cookies may come
+    assert (again["status"], again["retry_hooks"]) == ("queued", None)
+
+
+def test_a_wall_alone_is_retried_on_the_normal_schedule(h: Harness) -> None:
+    job = start(h)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        assert job["attempts"] == attempt
+        h.apply(
+            event(job, 0, res("navigate", NAV, "partial", "E_NAVIGATE_LOGIN_WALL")),
+            event(job, 1, res("screenshot", SHOT, "succeeded")),
+            done(job, records=2),
+        )
+        row = h.rows("SELECT * FROM links")[0]
+        assert row["status"] == "failed" and row["last_error_code"] == "E_NAVIGATE_LOGIN_WALL"
+        assert (row["retry_at"] is None) == (attempt == MAX_ATTEMPTS)
+        h.advance(hours=13)  # past the longest backoff step
+        h.dispatch()
+        job = h.job(1)
+    assert h.job(1)["status"] == "failed"
+    assert h.rows("SELECT * FROM liveness_schedule") == []  # no archive to watch
 
 
 def test_a_post_from_the_page_step_needs_no_retry_of_the_api_step(h: Harness) -> None:
