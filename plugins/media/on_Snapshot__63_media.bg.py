@@ -7,6 +7,10 @@ thumbnails, subtitles (manual and automatic, MEDIA_SUBTITLE_LANGS), `<id>.info.j
 downloading, one Media record per video (platform, id, title, description, uploader and a
 transcript made from the subtitles) and the ArchiveResult.
 
+A page that opts out (X-No-Archive header, or the meta tag: shared.content.no_archive) is
+asked for its first bytes before yt-dlp runs, and declined: E_MEDIA_DECLINED, nothing
+downloaded (MEDIA_RESPECT_NO_ARCHIVE=false downloads it anyway).
+
 Outcomes: no video here, private, removed, geo-blocked, login required and refused targets
 are soft failures (exit 0, status failed, own error code: not retried). A download larger
 than MAX_BYTES_HARD_LIMIT stops with E_MEDIA_TOO_LARGE (soft) keeping the metadata.
@@ -19,6 +23,7 @@ and the retry starts clean.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import select
@@ -34,11 +39,14 @@ import media_transcript
 from yt_dlp import YoutubeDL
 from yt_dlp.utils import DownloadCancelled
 
+from shared.content.no_archive import HEAD_BYTES
 from shared.errors import TargetRefused
 from shared.fetching import socket_guard
+from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
+from shared.platforms.http import Client
 from shared.platforms.ytdlp import StderrLogger
 from shared.platforms.ytdlp_errors import classify
 from shared.targets import check_target
@@ -236,6 +244,21 @@ def ydl_options(settings: dict[str, Any], progress: Progress) -> dict[str, Any]:
     }
 
 
+def page_declines(url: str, settings: dict[str, Any]) -> str | None:
+    """Why the link's page asks not to be archived (X-No-Archive), from its headers and
+    first bytes, asked through shared.fetching; None when it does not or cannot tell."""
+    each = float(settings["MEDIA_SOCKET_TIMEOUT"])
+    limits = FetchLimits(total_timeout=each, header_timeout=each, idle_timeout=each,
+                         connect_timeout=each, max_bytes=HEAD_BYTES, max_redirects=5)  # fmt: skip
+
+    async def ask() -> str | None:
+        with Client(limits, user_agent=str(settings["USER_AGENT"]),
+                     allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"])) as client:  # fmt: skip
+            return (await client.get(url)).declined
+
+    return asyncio.run(ask())
+
+
 def fail(code: str, message: str, *, soft: bool) -> int:
     print(f"media: {code}: {message}", file=sys.stderr)
     emit(ArchiveResultRecord(status="failed", output_str=message[:2000], error_code=code))
@@ -253,6 +276,10 @@ def main() -> int:
         check_target(args.url, allow_private=allow_private)
     except TargetRefused as exc:
         return fail("E_MEDIA_REFUSED", f"refused target {args.url}: {exc}", soft=True)
+    why = page_declines(args.url, settings) if settings["MEDIA_RESPECT_NO_ARCHIVE"] else None
+    if why is not None:
+        return fail("E_MEDIA_DECLINED", f"declined: the page asks not to be archived ({why})",
+                    soft=True)  # fmt: skip
     if not allow_private:
         socket_guard.install()
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shared.content.no_archive import declined_by_answer
 from shared.content.walls import is_login_url, wall_in_html
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.warc import WarcLog
@@ -37,6 +38,13 @@ class Answer:
     body: bytes
     content_type: str
     """The type the bytes are (shared.fetching.sniffing), else as declared."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """The response's headers, as received."""
+
+    @property
+    def declined(self) -> str | None:
+        """Why the answer asks not to be archived (X-No-Archive header or meta), or None."""
+        return declined_by_answer(self.headers, self.body, self.content_type)
 
     @property
     def text(self) -> str:
@@ -126,6 +134,7 @@ class Client:
             message=res.message,
             body=body,
             content_type=kind,
+            headers=tuple((k, v) for k, v in res.response.headers) if res.response else (),
         )
 
     async def download(self, url: str, dest: Path) -> Download:

@@ -49,6 +49,16 @@ def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Media
             b'<html><head><title>OG</title><meta property="og:video" content="/clip.mp4">'
             b'<meta property="og:video:type" content="video/mp4"></head><body>x</body></html>'
         )
+        s.routes["/optout.html"] = Served(
+            b"<html><head><title>Mine</title></head><body><video src='/clip.mp4'></video>"
+            b"</body></html>",
+            headers={"X-No-Archive": "yes"},
+        )
+        s.routes["/optmeta.html"] = Served(
+            b'<html><head><meta http-equiv="X-No-Archive" content="1"><title>Mine</title>'
+            b"</head><body><video src='/clip.mp4'></video></body></html>"
+        )
+        s.routes["/optout.mp4"] = Served(data, "video/mp4", headers={"X-No-Archive": "1"})
         s.routes["/plain.html"] = Served(b"<html><title>text</title><p>no video here</p></html>")
         for f in hls.parent.iterdir():
             ctype = "application/vnd.apple.mpegurl" if f.suffix == ".m3u8" else "video/mp2t"
@@ -202,3 +212,18 @@ def test_the_guard_refuses_a_private_address_reached_after_a_public_check(
         capture_output=True, text=True, timeout=30, cwd=HOOK.parent,
     )  # fmt: skip
     assert proc.returncode != 0 and "refused target" in proc.stderr
+
+
+@pytest.mark.parametrize("path", ["/optout.html", "/optmeta.html", "/optout.mp4"])
+def test_a_page_that_opts_out_is_not_downloaded(
+    site: MediaServer, tmp_path: Path, path: str
+) -> None:
+    before = len(site.hits)
+    code, records = run(site.base + path, tmp_path)
+    assert code == 0
+    ended = result(records)
+    assert (ended.status, ended.error_code) == ("failed", "E_MEDIA_DECLINED")
+    assert "asks not to be archived" in ended.output_str
+    assert not any(isinstance(r, MediaRecord) for r in records)
+    assert [p for p in tmp_path.iterdir() if not p.name.endswith(".stderr.log")] == []
+    assert site.hits[before:] == [path]  # the page's first bytes only, never the video
