@@ -81,13 +81,13 @@ async def html_page(
     attempts = []
     for name, base in bases:
         got = await fetch(client, on_host(base, url))
+        seen = {k: v for k, v in got.items() if k != "body"}
+        if got["declined"]:
+            attempts.append({**seen, "verdict": "declined"})
+            return None, attempts
         text = got["body"].decode("utf-8", errors="replace")
         verdict = "error" if got["error"] else classify_page(got["status"], got["final_url"], text)
-        if got["declined"]:
-            verdict = "declined"
-        attempts.append({**{k: v for k, v in got.items() if k != "body"}, "verdict": verdict})
-        if verdict == "declined":
-            return None, attempts
+        attempts.append({**seen, "verdict": verdict})
         if verdict == "ok":
             await asyncio.to_thread(Path("page.html").write_bytes, got["body"])
             return name, attempts
