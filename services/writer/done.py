@@ -8,11 +8,11 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.writer import linkstore, media, posts, transitions
+from services.writer import artifacts, linkstore, media, moderation, posts, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.liveness import dispatch as liveness
-from shared.hooks.error_codes import final, retry_worthy, telling, walled
+from shared.hooks.error_codes import final, opted_out, retry_worthy, telling, walled
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone, HostReleased
 
@@ -53,6 +53,8 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         }
         retry = [h for h in retry if h not in ours]
     outcome = attempt_outcome(ctx, job["snapshot_id"])
+    if outcome.declined:
+        forget_declined(ctx, job["link_id"], job["snapshot_id"])
     if final(outcome.error_code) and outcome.hook not in retry:
         # What the attempt found is final (not a web page, a download, too large) and its
         # hook did not ask to try again: the other hooks' retryable failures (the browser
@@ -87,10 +89,24 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         ctx.now_iso,
     )
     media.capture_ended(
-        conn, job["link_id"], finished=retry_at is None, policy=ctx.policy, now=ctx.now_iso
+        conn,
+        job["link_id"],
+        finished=retry_at is None and not outcome.declined,
+        policy=ctx.policy,
+        now=ctx.now_iso,
     )
     if retry_at is None and not done.error and outcome.outcome in ("succeeded", "partial"):
         liveness.watch(conn, job["link_id"], ctx.policy.liveness, ctx.now)
+
+
+def forget_declined(ctx: ApplyContext, link_id: int, snapshot_id: str) -> None:
+    """The page asked not to be archived: whatever this capture kept before a hook saw it
+    (a platform API step's post, its images and WARC) is forgotten, its S3 objects queued
+    for deletion."""
+    posts.forget_snapshot(ctx.conn, link_id, snapshot_id)
+    keys = artifacts.remove_for_snapshot(ctx.conn, snapshot_id)
+    if keys:
+        moderation.remove_objects(ctx.conn, link_id, keys, ctx.now_iso)
 
 
 def _retry_or_fail(
@@ -145,6 +161,10 @@ class AttemptOutcome:
     """`<hook>: <code> <output>` of that hook."""
     hook: str | None = None
     """That hook."""
+    declined: bool = False
+    """True when a hook found that the page asks not to be archived (X-No-Archive): the
+    attempt keeps nothing, whatever other hooks (a platform's API step, which runs before
+    the page is loaded) had kept."""
     wall: bool = False
     """True when the attempt met a wall (shared.hooks.error_codes.walled) and kept no post:
     what it kept is evidence of the wall, not an archive, so it counts as failed."""
@@ -164,6 +184,11 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
         " WHERE snapshot_id = ? ORDER BY id",
         (snapshot_id,),
     ).fetchall()
+    opt_out = next((r for r in rows if opted_out(r["error_code"])), None)
+    if opt_out is not None:
+        error = f"{opt_out['hook']}: {opt_out['error_code']} {opt_out['output_str'] or ''}"
+        return AttemptOutcome("failed", opt_out["error_code"], error.strip(), opt_out["hook"],
+                              declined=True)  # fmt: skip
     post_plugin = posts.plugin_of(ctx.conn, snapshot_id)
     if post_plugin is not None:
         rows = [r for r in rows if r["plugin"] != post_plugin or r["status"] != "failed"]

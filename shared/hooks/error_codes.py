@@ -331,6 +331,12 @@ def walled(error_code: str | None) -> bool:
     return reason_of(error_code) in WALL_REASONS
 
 
+def opted_out(error_code: str | None) -> bool:
+    """True when the code says the page asked not to be archived (X-No-Archive: DECLINED):
+    nothing of that capture is kept, whichever step saw it."""
+    return what_of(error_code) == "DECLINED"
+
+
 def wall_words(error_code: str | None) -> str | None:
     """'the site asked for a login' for a wall's code (WALL_WORDS), None for another."""
     reason = reason_of(error_code)

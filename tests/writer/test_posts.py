@@ -6,12 +6,14 @@ counted."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from prometheus_client import REGISTRY
 
 from services.web.present import display_status
-from shared.hooks.records import ArchiveResultRecord, PostRecord
+from services.writer import moderation
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, PostRecord
 from shared.hooks.retry import MAX_ATTEMPTS
 from shared.platforms.post import Author, Post
 from testkit.writer_harness import Harness, done, event, occ, post
@@ -150,3 +152,26 @@ def test_an_expired_session_is_counted(h: Harness) -> None:
         "dla_writer_logged_out_total", {"plugin": "navigate", "domain": "x.com"}
     )
     assert after == before + 1
+
+
+def test_a_page_that_opts_out_keeps_nothing_of_its_capture(h: Harness) -> None:
+    job = start(h)
+    image = ArtifactRecord(plugin="x", kind="post_media", path="media/1.png",
+                           s3_key=f"archives/1/{job['snapshot_id']}/x/media/1.png",
+                           content_type="image/png", bytes=3, sha256="0" * 64)  # fmt: skip
+    h.apply(
+        event(job, 0, the_post()),
+        event(job, 1, image),
+        event(job, 2, res("x", API, "succeeded")),
+        event(job, 3, res("navigate", NAV, "failed", "E_NAVIGATE_DECLINED")),
+        done(job, records=4),
+    )
+    row = h.rows("SELECT * FROM links")[0]
+    assert (row["status"], row["last_error_code"], row["retry_at"]) == (
+        "failed", "E_NAVIGATE_DECLINED", None)  # fmt: skip
+    assert display_status(row["status"], row["last_error_code"])[0] == "failed · navigate declined"
+    assert h.rows("SELECT * FROM link_posts") == []
+    assert h.one("SELECT post_text FROM link_text_fts WHERE rowid = ?", row["id"]) == ""
+    assert h.rows("SELECT * FROM archive_artifacts WHERE snapshot_id = ?", job["snapshot_id"]) == []
+    assert moderation.pending_removals(h.conn) == [(row["id"], json.dumps([image.s3_key]), False)]
+    assert h.rows("SELECT * FROM archive_jobs WHERE kind = 'media'") == []
