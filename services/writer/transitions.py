@@ -360,10 +360,15 @@ def report_snapshot(
     title: str | None,
     final_url: str | None,
     now: str,
+    *,
+    private_session: bool = False,
 ) -> None:
-    """What the hooks' Snapshot record says (status, title, final URL), over what is stored."""
+    """What the hooks' Snapshot record says (status, title, final URL), over what is stored;
+    `private_session` marks the capture's session files private for good
+    (shared.session_files)."""
     conn.execute(
         "UPDATE snapshots SET status = coalesce(?, status), title = coalesce(?, title),"
-        " final_url = coalesce(?, final_url), updated_at = ? WHERE id = ?",
-        (status, title, final_url, now, snapshot_id),
+        " final_url = coalesce(?, final_url), private_session = max(private_session, ?),"
+        " updated_at = ? WHERE id = ?",
+        (status, title, final_url, private_session, now, snapshot_id),
     )
