@@ -1,15 +1,17 @@
 """A logged-in capture end to end: the whole stack archives a page with the operator's
 cookie for its site (COOKIES_DIR); the page prints the account's e-mail and a CSRF token in
-its HTML and gets both again from an API its script calls. No public route serves an object
-holding either (every artifact, gunzipped and unzipped, the link's page and JSON, search,
-the export); with the admin token the browser's WARC is there and holds them; the public
-link page shows the lock."""
+its HTML and gets both again from an API its script calls, and shows a video the site serves
+only with the login. No public route serves an object holding the e-mail or the token
+(every artifact, gunzipped and unzipped, the link's page and JSON, search, the export); with
+the admin token the browser's WARC is there and holds them; the public link page shows the
+lock; the media job downloads the video with the site's cookie."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import zipfile
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
+from testkit.mediaserver import make_clip
 from tests.e2e.conftest import Forum, Running
 
 pytestmark = pytest.mark.integration
@@ -38,6 +41,7 @@ def page(handler: BaseHTTPRequestHandler) -> Reply:
     body = (
         f"<!doctype html><html><head><title>Harbour club</title>{account[0]}</head><body>"
         f"{account[1]}<article><h1>Club news</h1>{ARTICLE}</article><p id='me'></p>"
+        "<video src='/members/clip.mp4' controls></video>"
         "<script>fetch('/api/me').then(r => r.json()).then(d => {"
         "document.getElementById('me').dataset.seen = d.ok; });</script></body></html>"
     )
@@ -48,6 +52,15 @@ def me(handler: BaseHTTPRequestHandler) -> Reply:
     logged_in = f"session={SESSION}" in (handler.headers.get("Cookie") or "")
     answer = f'{{"ok": true, "email": "{EMAIL}", "csrf": "{CSRF}"}}' if logged_in else "{}"
     return Reply(answer.encode(), headers={"Content-Type": "application/json"})
+
+
+def members_only(clip: bytes) -> Callable[[BaseHTTPRequestHandler], Reply]:
+    def reply(handler: BaseHTTPRequestHandler) -> Reply:
+        if f"session={SESSION}" not in (handler.headers.get("Cookie") or ""):
+            return Reply(b"log in first", 403, {"Content-Type": "text/plain"})
+        return Reply(clip, headers={"Content-Type": "video/mp4"})
+
+    return reply
 
 
 @pytest.fixture
@@ -81,10 +94,13 @@ def holds_the_account(data: bytes) -> bool:
 
 
 def test_a_logged_in_capture_keeps_the_account_private(
-    forum: Forum, outside_web: FixtureServer, running: Running
+    forum: Forum, outside_web: FixtureServer, running: Running, tmp_path: Path
 ) -> None:
     outside_web.routes["/members"] = page
     outside_web.routes["/api/me"] = me
+    outside_web.routes["/members/clip.mp4"] = members_only(
+        make_clip(tmp_path / "clip.mp4").read_bytes()
+    )
     forum.add(301, f'<p><a href="{outside_web.base}/members">club news</a></p>')
 
     def captured() -> dict[str, Any] | None:
@@ -95,6 +111,15 @@ def test_a_logged_in_capture_keeps_the_account_private(
         return link if {"warc", "dom", "wacz", "screenshot"} <= kinds else None
 
     link = running.wait_for(captured, 180, "the members' page captured with its WACZ")
+
+    def downloaded() -> list[tuple[Any, ...]]:
+        return running.query(
+            "SELECT m.status FROM media_items m JOIN link_media lm ON lm.media_id = m.id"
+            " WHERE lm.link_id = ? AND m.status = 'downloaded'",
+            link["id"],
+        )
+
+    running.wait_for(downloaded, 180, "the members' video downloaded with the cookie")
     assert any(f"session={SESSION}" in (h.get("Cookie") or "") for _, h in outside_web.requests)
     web = running.web
     detail = httpx.get(f"{web}/links/{link['id']}.json", timeout=10).json()
