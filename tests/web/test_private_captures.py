@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from services.supervisor.cli.errors import CliError
+from services.supervisor.cli.stack_client import stack_client
 from services.web.state import WebState
 from services.writer import backup
 from services.writer.db import open_db
@@ -20,6 +22,7 @@ from services.writer.settings import WriterSettings
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, HookRecord, SnapshotRecord
 from testkit.writer_harness import Harness, done, event, occ, post
 from tests.web.conftest import client_for, web_settings
+from tests.web.test_browser import live_app
 
 URL = "https://x.com/ada_example/status/1790000000000000011"
 FILES = {  # kind: (plugin, path)
@@ -103,3 +106,19 @@ def test_the_setting_is_publish_logged_in_captures(monkeypatch: pytest.MonkeyPat
     assert WriterSettings().policy().publish_logged_in_captures is False
     monkeypatch.setenv("PUBLISH_LOGGED_IN_CAPTURES", "true")
     assert WriterSettings().policy().publish_logged_in_captures is True
+
+
+def test_dla_downloads_a_private_file_with_the_admin_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive(tmp_path)
+    monkeypatch.setenv("ADMIN_TOKEN", "sesame")
+    with live_app(web_settings(tmp_path, artifact_delivery="proxy"), nats=False) as base:
+        monkeypatch.setenv("WEB_URL", base)
+        monkeypatch.setenv("DATA_DIR", str(tmp_path))
+        with stack_client() as client:
+            link = client.get_json("/links/1.json")
+            warc = next(a for a in link["artifacts"] if a["kind"] == "warc")
+            with pytest.raises(CliError) as refused:
+                b"".join(client.download(warc["url"]))
+    assert "answered 50" in str(refused.value)  # past the token check (no 401); S3 is absent
