@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,7 +19,7 @@ import pytest
 from services.writer.db import open_db
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, HookRecord, parse_record
 from testkit.writer_harness import Harness, done, event, occ, post
-from tests.web.conftest import client_for, web_settings
+from tests.web.conftest import web_settings
 from tests.web.test_browser import live_app
 
 URL = "https://x.com/ada_example/status/1790000000000000009"
@@ -71,22 +71,17 @@ def wall_snapshot(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def walled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data dir whose database holds one link, its only capture a login wall."""
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir whose database holds one link, its only capture a login wall (the web
+    fixtures of tests/web/conftest.py serve it)."""
     data = tmp_path_factory.mktemp("walled")
     snapshot = wall_snapshot(data / "snapshot")
     h = Harness(open_db(data / "archive.sqlite3"))
     h.apply(post("g1", occ(URL)))
     (job,) = (h.job(j.job_id) for j in h.dispatch())
-    shot = ArtifactRecord(
-        plugin="screenshot",
-        kind="screenshot",
-        path="screenshot.png",
-        s3_key="archives/1/s/screenshot/screenshot.png",
-        content_type="image/png",
-        bytes=10,
-        sha256="0" * 64,
-    )
+    key, png = "archives/1/s/screenshot/screenshot.png", "image/png"
+    shot = ArtifactRecord(plugin="screenshot", kind="screenshot", path="screenshot.png",
+                          s3_key=key, content_type=png, bytes=10, sha256="0" * 64)  # fmt: skip
     records: list[HookRecord] = [
         ArchiveResultRecord(
             status="failed",
@@ -114,16 +109,6 @@ def walled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-@pytest.fixture
-async def client(walled: Path) -> AsyncIterator[httpx.AsyncClient]:
-    from services.web.state import WebState
-
-    state = WebState.of(web_settings(walled))
-    async with client_for(state) as c:
-        yield c
-    state.db.dispose()
-
-
 async def test_a_wall_only_link_reads_not_archived(client: httpx.AsyncClient) -> None:
     (listed,) = (await client.get("/index.json")).json()["links"]
     assert listed["status_label"] == LABEL
@@ -147,8 +132,8 @@ async def test_the_wall_s_words_are_in_no_search_and_no_reader_view(
 
 
 @pytest.fixture
-def served(walled: Path) -> Iterator[str]:
-    with live_app(web_settings(walled), nats=False) as base:
+def served(archive: Path) -> Iterator[str]:
+    with live_app(web_settings(archive), nats=False) as base:
         yield base
 
 
