@@ -89,6 +89,7 @@ def client(plugin: str, values: Mapping[str, Any], s: Settings, warc: Any) -> Cl
         allow_private=s.allow_private,
         warc=warc,
         media_max_bytes=int(values[f"{p}_MEDIA_MAX_BYTES"]),
+        cookies=s.cookies,
     )
 
 
