@@ -156,7 +156,7 @@ def display_status(status: str | None, error_code: str | None) -> tuple[str, str
     if status == "archived":
         return f"archived · last try {short_code(error_code)}", "archived"
     wall = wall_words(error_code)
-    if wall is not None:
+    if status == "failed" and wall is not None:
         return f"not archived: {wall}", "failed"
     return f"{status} · {short_code(error_code)}", status
 

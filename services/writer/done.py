@@ -166,8 +166,9 @@ class AttemptOutcome:
     attempt keeps nothing, whatever other hooks (a platform's API step, which runs before
     the page is loaded) had kept."""
     wall: bool = False
-    """True when the attempt met a wall (shared.hooks.error_codes.walled) and kept no post:
-    what it kept is evidence of the wall, not an archive, so it counts as failed."""
+    """True when the page the attempt kept is a wall (shared.hooks.error_codes.walled) and
+    it kept no post: what it kept is evidence of the wall, not an archive, so it counts as
+    failed."""
 
 
 def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
@@ -176,9 +177,11 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     anything but one failed. Skipped hooks do not count either way, nor, when the snapshot
     kept a platform post, the other hooks of the plugin that kept it (an API step that
     failed before the page gave the post) or a wall another hook met (`walled`: the
-    browser's login wall is evidence, the post is the archive). Without a post, a wall any
-    hook met makes the attempt failed with the wall's code (`wall`): its captures show the
-    wall, not the page."""
+    browser's login wall is evidence, the post is the archive). Without a post, a hook that
+    kept what was served and says it is a wall (`partial` with a wall's code: the navigate
+    hook's browser page) makes the attempt failed with that code (`wall`): its captures
+    show the wall, not the page. (A step that met a wall and kept nothing, an API step,
+    says nothing of what the browser kept.)"""
     rows = ctx.conn.execute(
         "SELECT plugin, hook, status, error_code, output_str FROM archive_results"
         " WHERE snapshot_id = ? ORDER BY id",
@@ -193,7 +196,7 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     if post_plugin is not None:
         rows = [r for r in rows if r["plugin"] != post_plugin or r["status"] != "failed"]
         rows = [r for r in rows if not walled(r["error_code"])]
-    wall = next((r for r in rows if walled(r["error_code"])), None)
+    wall = next((r for r in rows if r["status"] == "partial" and walled(r["error_code"])), None)
     if wall is not None:
         error = f"{wall['hook']}: {wall['error_code']} {wall['output_str'] or ''}".strip()
         return AttemptOutcome("failed", wall["error_code"], error, wall["hook"], wall=True)

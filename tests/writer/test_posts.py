@@ -175,3 +175,16 @@ def test_a_page_that_opts_out_keeps_nothing_of_its_capture(h: Harness) -> None:
     assert h.rows("SELECT * FROM archive_artifacts WHERE snapshot_id = ?", job["snapshot_id"]) == []
     assert moderation.pending_removals(h.conn) == [(row["id"], json.dumps([image.s3_key]), False)]
     assert h.rows("SELECT * FROM archive_jobs WHERE kind = 'media'") == []
+
+
+def test_a_wall_only_an_api_step_met_leaves_the_browsers_page_an_archive(h: Harness) -> None:
+    job = start(h)
+    h.apply(
+        event(job, 0, res("x", API, "failed", "E_X_LOGIN_WALL")),
+        event(job, 1, res("navigate", NAV, "succeeded")),
+        event(job, 2, res("screenshot", SHOT, "succeeded")),
+        done(job, records=3),
+    )
+    row = h.rows("SELECT * FROM links")[0]
+    assert (row["status"], row["last_error_code"]) == ("partial", "E_X_LOGIN_WALL")
+    assert display_status(row["status"], row["last_error_code"])[0] == "partial · login_wall"
