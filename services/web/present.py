@@ -173,13 +173,12 @@ def capture_state(snapshot: Mapping[str, Any]) -> str:
 
 
 def snapshot_wall(snapshot: Mapping[str, Any] | None) -> str | None:
-    """What a capture met instead of the page ('the site asked for a login'), from the
-    latest result of each of its hooks; None when no hook met a wall."""
+    """What a capture's page was instead of the page ('the site asked for a login'): the
+    latest result of a hook that kept what was served and says it is a wall (`partial` with
+    a wall's code, the navigate hook's); None when the page was no wall."""
     latest = {r["hook"]: r for r in (snapshot or {}).get("results", ())}
-    return next(
-        (w for w in (wall_words(r["error_code"]) for r in latest.values()) if w is not None),
-        None,
-    )
+    walls = (wall_words(r["error_code"]) for r in latest.values() if r["status"] == "partial")
+    return next((w for w in walls if w is not None), None)
 
 
 def short_code(code: str) -> str:
