@@ -4,7 +4,8 @@ in COOKIES_DIR (`COOKIES_DIR/x.com.txt`, `COOKIES_DIR/instagram.com.txt`).
 A link's cookies are those of the file named after its registrable domain, and of that
 file only the cookies of that domain (a line for another site in it is ignored). The
 archiver gives them to the link's browser context (so the browser sends them to that
-site's requests and no other), a platform hook to yt-dlp for that site. Their values are
+site's requests and no other), a platform hook to yt-dlp for that site and to its HTTP steps
+(`jar`: each request of the site's hosts only), the media hook to yt-dlp. Their values are
 secrets: `CookieSet` never shows them (repr, logs), `scrub` removes them from anything
 about to be written, and the file handed to yt-dlp lives outside every folder that is
 uploaded and is deleted after use.
@@ -13,6 +14,7 @@ uploaded and is deleted after use.
 from __future__ import annotations
 
 import contextlib
+import copy
 import http.cookiejar
 import logging
 import os
@@ -89,6 +91,17 @@ class CookieSet:
         if isinstance(data, list | tuple):
             return [self.scrub_data(v) for v in data]
         return data
+
+    def jar(self) -> http.cookiejar.CookieJar:
+        """The cookies in a jar of their own: an HTTP client given it sends each cookie only
+        to the hosts and paths it matches, at every redirect hop (shared.fetching)."""
+        jar = http.cookiejar.CookieJar()
+        for c in self.cookies:
+            kept = copy.copy(c)
+            if not kept.expires:  # 0: a session cookie in exported files, "expired" to the jar
+                kept.expires, kept.discard = None, True
+            jar.set_cookie(kept)
+        return jar
 
     @contextlib.contextmanager
     def netscape_file(self) -> Iterator[Path]:

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,11 @@ class Served:
     stall_after: int | None = None
     """Send this many bytes, then hang (until the client gives up or the server stops)."""
     status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    """More response headers (an `X-No-Archive`)."""
+    cookie: str | None = None
+    """A `name=value` the request's Cookie header must hold, else 403 (a video behind a
+    login)."""
 
 
 class MediaServer:
@@ -76,8 +81,14 @@ class MediaServer:
                 if route is None:
                     self.send_error(404)
                     return
+                sent = [c.strip() for c in (self.headers.get("Cookie") or "").split(";")]
+                if route.cookie is not None and route.cookie not in sent:
+                    self.send_error(403, "log in first")
+                    return
                 self.send_response(route.status)
                 self.send_header("Content-Type", route.content_type)
+                for name, value in route.headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(route.body)))
                 self.end_headers()
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):

@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
 """Hook (step 6, background): download the link's video(s) with yt-dlp, used as a library.
 
+The site's cookies (COOKIES_DIR, shared.cookies), when the operator gave some, go to yt-dlp
+in a private file of their own (a video behind the login is downloaded too); their values
+are scrubbed from what yt-dlp writes. yt-dlp's parameters shared with the platform steps
+are built in one place (shared.platforms.ytdlp.params).
+
 Keeps, in its folder: the best video+audio merged by ffmpeg (`<id>.mp4`, else `.mkv`),
 thumbnails, subtitles (manual and automatic, MEDIA_SUBTITLE_LANGS), `<id>.info.json` and
 `<id>.description`. Prints a Progress record every MEDIA_PROGRESS_INTERVAL seconds while
 downloading, one Media record per video (platform, id, title, description, uploader and a
 transcript made from the subtitles) and the ArchiveResult.
+
+A page that opts out (X-No-Archive header, or the meta tag: shared.content.no_archive) is
+asked for its first bytes before yt-dlp runs, and declined: E_MEDIA_DECLINED, nothing
+downloaded (MEDIA_RESPECT_NO_ARCHIVE=false downloads it anyway).
 
 Outcomes: no video here, private, removed, geo-blocked, login required and refused targets
 are soft failures (exit 0, status failed, own error code: not retried). A download larger
@@ -19,6 +28,7 @@ and the retry starts clean.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import select
@@ -34,12 +44,18 @@ import media_transcript
 from yt_dlp import YoutubeDL
 from yt_dlp.utils import DownloadCancelled
 
+from shared.content.no_archive import HEAD_BYTES
+from shared.cookies import CookieSet
+from shared.cookies import load as load_cookies
 from shared.errors import TargetRefused
 from shared.fetching import socket_guard
+from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
-from shared.platforms.ytdlp import StderrLogger
+from shared.platforms import ytdlp
+from shared.platforms.http import Client
+from shared.platforms.ytdlp import YtdlpOptions
 from shared.platforms.ytdlp_errors import classify
 from shared.targets import check_target
 
@@ -200,40 +216,66 @@ def final_files(info: dict[str, Any] | None) -> set[str]:
     return names
 
 
-def ydl_options(settings: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def ydl_options(
+    settings: dict[str, Any], progress: Progress, cookiefile: str | None
+) -> dict[str, Any]:
+    """yt-dlp's parameters: the ones every use shares (shared.platforms.ytdlp.params: the
+    User-Agent, timeouts, retries, the site's cookies), and the download's own."""
     langs = [s.strip() for s in str(settings["MEDIA_SUBTITLE_LANGS"]).split(",") if s.strip()]
-    retries = int(settings["MEDIA_RETRIES"])
-    return {
+    shared = YtdlpOptions(
+        user_agent=str(settings["USER_AGENT"]),
+        socket_timeout=float(settings["MEDIA_SOCKET_TIMEOUT"]),
+        max_items=int(settings["MEDIA_MAX_ITEMS"]),
+        retries=int(settings["MEDIA_RETRIES"]),
+    )
+    return ytdlp.params(shared, cookiefile) | {
         "format": str(settings["MEDIA_FORMAT"]),
         "merge_output_format": str(settings["MEDIA_MERGE_FORMAT"]),
         "outtmpl": {"default": "%(id).80B.%(ext)s", "pl_infojson": "%(id).80B.playlist.%(ext)s"},
         "restrictfilenames": True,
         "windowsfilenames": True,
-        "playlistend": int(settings["MEDIA_MAX_ITEMS"]),
         "writeinfojson": True,
         "writedescription": True,
         "writethumbnail": True,
         "writesubtitles": True,
         "writeautomaticsub": True,
         "subtitleslangs": langs or ["en.*"],
-        "socket_timeout": float(settings["MEDIA_SOCKET_TIMEOUT"]),
-        "retries": retries,
-        "fragment_retries": retries,
-        "extractor_retries": retries,
+        "fragment_retries": shared.retries,
         "file_access_retries": 1,
         "continuedl": False,
         "hls_prefer_native": True,
-        "http_headers": {"User-Agent": str(settings["USER_AGENT"])},
         "progress_hooks": [progress],
-        "noprogress": True,
-        "quiet": True,
-        "no_warnings": False,
-        "color": {"stderr": "no_color", "stdout": "no_color"},
-        "logger": StderrLogger(),
         "ffmpeg_location": os.environ.get("FFMPEG_BINARY") or None,
-        "cachedir": False,
         "noplaylist": False,
     }
+
+
+def scrub_written(cwd: Path, cookies: CookieSet) -> None:
+    """The cookie values out of every metadata file yt-dlp wrote (its info JSON lists the
+    cookies each format is fetched with)."""
+    if not cookies:
+        return
+    for path in cwd.iterdir():
+        if path.is_file() and is_metadata(path.name) and not path.name.endswith(THUMB_SUFFIXES):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            scrubbed = cookies.scrub(text)
+            if scrubbed != text:
+                path.write_text(scrubbed, encoding="utf-8")
+
+
+def page_declines(url: str, settings: dict[str, Any]) -> str | None:
+    """Why the link's page asks not to be archived (X-No-Archive), from its headers and
+    first bytes, asked through shared.fetching; None when it does not or cannot tell."""
+    each = float(settings["MEDIA_SOCKET_TIMEOUT"])
+    limits = FetchLimits(total_timeout=each, header_timeout=each, idle_timeout=each,
+                         connect_timeout=each, max_bytes=HEAD_BYTES, max_redirects=5)  # fmt: skip
+
+    async def ask() -> str | None:
+        with Client(limits, user_agent=str(settings["USER_AGENT"]),
+                     allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"])) as client:  # fmt: skip
+            return (await client.get(url)).declined
+
+    return asyncio.run(ask())
 
 
 def fail(code: str, message: str, *, soft: bool) -> int:
@@ -253,6 +295,10 @@ def main() -> int:
         check_target(args.url, allow_private=allow_private)
     except TargetRefused as exc:
         return fail("E_MEDIA_REFUSED", f"refused target {args.url}: {exc}", soft=True)
+    why = page_declines(args.url, settings) if settings["MEDIA_RESPECT_NO_ARCHIVE"] else None
+    if why is not None:
+        return fail("E_MEDIA_DECLINED", f"declined: the page asks not to be archived ({why})",
+                    soft=True)  # fmt: skip
     if not allow_private:
         socket_guard.install()
 
@@ -268,11 +314,16 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_term)
     threading.Thread(target=watch_reader, args=(progress, cwd), daemon=True).start()
 
+    cookies = load_cookies(str(settings["COOKIES_DIR"]) or None, args.url)
     try:
-        with YoutubeDL(ydl_options(settings, progress)) as ydl:
+        with (
+            ytdlp.cookie_file(cookies) as cookiefile,
+            YoutubeDL(ydl_options(settings, progress, cookiefile)) as ydl,
+        ):
             info = ydl.extract_info(args.url, download=True)
     except TooLarge as exc:
         delete_partial(cwd, progress.finished_files, keep_media=False)
+        scrub_written(cwd, cookies)
         for rec in media_records(cwd, downloaded=False):
             emit(rec)
         return fail("E_MEDIA_TOO_LARGE", str(exc), soft=True)
@@ -289,6 +340,7 @@ def main() -> int:
         return fail(code, failure.message, soft=not retry_worthy(code))
 
     delete_partial(cwd, progress.finished_files | final_files(info), keep_media=True)
+    scrub_written(cwd, cookies)
     records = media_records(cwd, downloaded=True)
     for rec in records:
         emit(rec)

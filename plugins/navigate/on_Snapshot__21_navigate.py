@@ -176,7 +176,8 @@ def main() -> int:
         nav["wall"] = {"reason": wall.reason, "why": wall.why}
     Path("navigate.json").write_text(json.dumps({**nav, **log}, indent=1))
     if nav.get("final_url"):
-        emit(SnapshotRecord(final_url=nav["final_url"]))
+        logged_in = bool((nav.get("cookies") or {}).get("count")) or None
+        emit(SnapshotRecord(final_url=nav["final_url"], logged_in=logged_in))
     if wall is not None:
         ending = wall_code(wall, nav)
         print(f"navigate: {ending}: {wall.why}", file=sys.stderr)

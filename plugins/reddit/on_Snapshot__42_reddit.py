@@ -13,6 +13,10 @@ Every request goes through shared.fetching: the target policy on every hop (in p
 no loopback, private, link-local or metadata address: refused and recorded), connects to
 the checked address, timeouts, stall and size rules; every exchange is in `reddit.warc.gz`.
 
+A page or JSON answer that opts out (X-No-Archive header, or the meta tag in the page:
+shared.content.no_archive) ends the hook at once: failed, E_REDDIT_DECLINED, not retried,
+and nothing kept (no page, no JSON, no post, no WARC, no report).
+
 Outcome: succeeded when the page or the JSON worked (output says which); when neither did,
 failed with E_REDDIT_BLOCKED (403/429, a block page), E_REDDIT_<kind> of a fetch error
 (TIMEOUT, STALLED, REFUSED, DNS, ...), E_REDDIT_HTTP_5XX, E_REDDIT_LOGIN_WALL,
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,11 +51,13 @@ from shared.hooks.error_codes import code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, emit
 from shared.platforms import reddit as reddit_post
 from shared.platforms.chain import store_media
-from shared.platforms.hook import keep_post
+from shared.platforms.hook import POST_FILE, keep_post
 from shared.platforms.http import Client, warc_log
 
 WARC_NAME = "reddit.warc.gz"
 SOFTWARE = "discourse-link-archiver reddit plugin (warcio)"
+KEPT_FILES = (WARC_NAME, "page.html", "thread.json", "thread.html", "meta.json", POST_FILE, "media")
+"""What the hook writes (forgotten when the page declines)."""
 
 
 async def fetch(client: Client, url: str) -> dict[str, Any]:
@@ -63,6 +70,7 @@ async def fetch(client: Client, url: str) -> dict[str, Any]:
         "error": f"{got.error}: {got.message}" if got.error else None,
         "kind": got.error,
         "body": got.body,
+        "declined": got.declined,
     }
 
 
@@ -73,9 +81,13 @@ async def html_page(
     attempts = []
     for name, base in bases:
         got = await fetch(client, on_host(base, url))
+        seen = {k: v for k, v in got.items() if k != "body"}
+        if got["declined"]:
+            attempts.append({**seen, "verdict": "declined"})
+            return None, attempts
         text = got["body"].decode("utf-8", errors="replace")
         verdict = "error" if got["error"] else classify_page(got["status"], got["final_url"], text)
-        attempts.append({**{k: v for k, v in got.items() if k != "body"}, "verdict": verdict})
+        attempts.append({**seen, "verdict": verdict})
         if verdict == "ok":
             await asyncio.to_thread(Path("page.html").write_bytes, got["body"])
             return name, attempts
@@ -96,6 +108,9 @@ async def thread_json(
     """(worked, attempt); writes thread.json, thread.html, meta.json and the post."""
     got = await fetch(client, on_host(base, url, json_suffix=True))
     attempt = {k: v for k, v in got.items() if k != "body"}
+    if got["declined"]:
+        attempt["verdict"] = "declined"
+        return False, attempt
     if got["kind"] is not None or got["status"] != 200:
         ok_status = got["status"] is not None and got["kind"] is None
         attempt["verdict"] = classify_page(got["status"], "", "") if ok_status else "error"
@@ -134,6 +149,20 @@ def outcome(attempts: list[dict[str, Any]]) -> str:
     return "E_REDDIT_NOT_FOUND"
 
 
+def declined(attempts: list[dict[str, Any]]) -> str | None:
+    """Why an answer asked not to be archived, or None."""
+    return next((a["declined"] for a in attempts if a["verdict"] == "declined"), None)
+
+
+def forget_everything() -> None:
+    """Delete what the hook wrote before an answer declined: nothing of the page is kept."""
+    for path in Path.cwd().iterdir():
+        if path.name in KEPT_FILES and path.is_dir():
+            shutil.rmtree(path)
+        elif path.name in KEPT_FILES:
+            path.unlink()
+
+
 async def capture(url: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The page, the thread JSON and the post; the report of every attempt."""
     each = float(settings["REDDIT_REQUEST_TIMEOUT"])
@@ -159,7 +188,7 @@ async def capture(url: str, settings: dict[str, Any]) -> dict[str, Any]:
                  ("www.reddit", str(settings["REDDIT_WWW_BASE"]))]  # fmt: skip
         html_source, attempts = await html_page(client, url, bases)
         json_ok = False
-        if thread_path(url):
+        if thread_path(url) and not declined(attempts):
             json_ok, attempt = await thread_json(
                 client, url, str(settings["REDDIT_JSON_BASE"]), settings
             )
@@ -176,6 +205,14 @@ def main() -> int:
         return 0
     report = asyncio.run(capture(args.url, hook_settings(__file__)))
     html_source, json_ok, attempts = report["html_source"], report["json"], report["attempts"]
+    why_not = declined(attempts)
+    if why_not is not None:
+        forget_everything()
+        output = f"declined: the page asks not to be archived ({why_not})"
+        emit(
+            ArchiveResultRecord(status="failed", output_str=output, error_code="E_REDDIT_DECLINED")
+        )
+        return 0
     Path("reddit.json").write_text(json.dumps(report, indent=1))
     if html_source or json_ok:
         parts = [p for p in (html_source, "json" if json_ok else None) if p]

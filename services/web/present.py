@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
-from shared.hooks.error_codes import reason_of, walled
+from shared.hooks.error_codes import reason_of, wall_words, walled
 from shared.links.urlparts import supported_scheme
 from shared.liveness.evidence import badge
 
@@ -147,12 +147,17 @@ def display_url(url: str | None, limit: int = 90) -> str:
 
 def display_status(status: str | None, error_code: str | None) -> tuple[str, str]:
     """(label, css class): the link's status, and why its last attempt fell short, if it did.
-    An archive whose re-capture failed stays an archive ('archived · last try HTTP 503')."""
+    An archive whose re-capture failed stays an archive ('archived · last try HTTP 503'); a
+    link whose capture met only a wall was never archived ('not archived: the site asked for
+    a login')."""
     status = status or "pending"
     if not error_code:
         return status, status
     if status == "archived":
         return f"archived · last try {short_code(error_code)}", "archived"
+    wall = wall_words(error_code)
+    if status == "failed" and wall is not None:
+        return f"not archived: {wall}", "failed"
     return f"{status} · {short_code(error_code)}", status
 
 
@@ -165,6 +170,15 @@ def capture_state(snapshot: Mapping[str, Any]) -> str:
     if snapshot.get("outcome") and job not in ("queued", "running"):
         return str(snapshot["outcome"])
     return str(job or snapshot["status"])
+
+
+def snapshot_wall(snapshot: Mapping[str, Any] | None) -> str | None:
+    """What a capture's page was instead of the page ('the site asked for a login'): the
+    latest result of a hook that kept what was served and says it is a wall (`partial` with
+    a wall's code, the navigate hook's); None when the page was no wall."""
+    latest = {r["hook"]: r for r in (snapshot or {}).get("results", ())}
+    walls = (wall_words(r["error_code"]) for r in latest.values() if r["status"] == "partial")
+    return next((w for w in walls if w is not None), None)
 
 
 def short_code(code: str) -> str:

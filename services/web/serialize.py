@@ -22,6 +22,7 @@ def artifact(a: dict[str, Any]) -> dict[str, Any]:
         "path": a.get("path"),
         "snapshot_id": a.get("snapshot_id"),
         "created_at": a.get("created_at"),
+        "private": bool(a.get("private")),
     }
 
 

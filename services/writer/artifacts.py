@@ -41,11 +41,17 @@ def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
 
 def remove_for_link(conn: sqlite3.Connection, link_id: int) -> list[str]:
     """Forget every file of a link (a takedown); returns their S3 keys, to delete there."""
-    keys = [
-        str(k)
-        for (k,) in conn.execute(
-            "SELECT s3_key FROM archive_artifacts WHERE link_id = ?", (link_id,)
-        )
-    ]
-    conn.execute("DELETE FROM archive_artifacts WHERE link_id = ?", (link_id,))
+    return _remove(conn, "link_id", link_id)
+
+
+def remove_for_snapshot(conn: sqlite3.Connection, snapshot_id: str) -> list[str]:
+    """Forget every file of one capture (a page that asked not to be archived); returns
+    their S3 keys, to delete there."""
+    return _remove(conn, "snapshot_id", snapshot_id)
+
+
+def _remove(conn: sqlite3.Connection, column: str, value: int | str) -> list[str]:
+    where = f"FROM archive_artifacts WHERE {column} = ?"
+    keys = [str(k) for (k,) in conn.execute(f"SELECT s3_key {where}", (value,))]
+    conn.execute(f"DELETE {where}", (value,))
     return keys

@@ -1,8 +1,9 @@
 """Database backups to S3 (``VACUUM INTO``, made publishable, gzip, upload) and restore.
 
-A backup is the publishable database: taken-down links and the private admin tables are
-left out (`make_publishable`); the takedown tombstones (hashes, see ``tombstones.py``) stay, so
-a restored database still refuses the URLs taken down.
+A backup is the publishable database: taken-down links, the private admin tables and the
+private session files of logged-in captures are left out (`make_publishable`); the takedown
+tombstones (hashes, see ``tombstones.py``) stay, so a restored database still refuses the
+URLs taken down.
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
 [--date YYYY-MM-DD]`` downloads the backup (default: the newest), checks ``PRAGMA
@@ -34,6 +35,7 @@ from shared.backup_layout import (
 )
 from shared.errors import ArchiverError, ConfigError, StorageError
 from shared.s3 import ObjectStore
+from shared.session_files import SESSION_KINDS
 from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
@@ -74,7 +76,8 @@ def make_publishable(path: Path) -> None:
     """Remove from a database copy what the public must not see: every row of taken-down
     links (secure_delete, then VACUUM, so no freed page keeps them; the full-text indexes
     merged into one segment, so no older segment keeps the words of a deleted row), the
-    private tables, and who excluded a domain and why. The takedown tombstones stay: they
+    private tables, who excluded a domain and why, and the private session files of
+    logged-in captures (their rows, which name their S3 keys). The takedown tombstones stay: they
     are how a database restored from the copy still knows the URLs taken down."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -98,6 +101,14 @@ def make_publishable(path: Path) -> None:
                 if table != "links" and "link_id" in cols:
                     conn.execute(f'DELETE FROM "{table}" WHERE link_id IN ({down})')
             conn.execute('DELETE FROM "links" WHERE taken_down_at IS NOT NULL')
+        if "private_session" in columns.get("snapshots", set()):
+            # the session files of logged-in captures (shared.session_files): not public
+            marks = ", ".join("?" for _ in SESSION_KINDS)
+            conn.execute(
+                f'DELETE FROM "archive_artifacts" WHERE kind IN ({marks}) AND snapshot_id IN'
+                ' (SELECT id FROM "snapshots" WHERE private_session = 1)',
+                sorted(SESSION_KINDS),
+            )
         for table in PRIVATE_TABLES:  # emptied, not dropped: a restore must stay migrated
             if table in columns:
                 conn.execute(f'DELETE FROM "{table}"')

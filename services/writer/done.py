@@ -8,11 +8,11 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.writer import linkstore, media, posts, transitions
+from services.writer import artifacts, linkstore, media, moderation, posts, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.liveness import dispatch as liveness
-from shared.hooks.error_codes import final, retry_worthy, telling, walled
+from shared.hooks.error_codes import final, opted_out, retry_worthy, telling, walled
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone, HostReleased
 
@@ -53,6 +53,8 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         }
         retry = [h for h in retry if h not in ours]
     outcome = attempt_outcome(ctx, job["snapshot_id"])
+    if outcome.declined:
+        forget_declined(ctx, job["link_id"], job["snapshot_id"])
     if final(outcome.error_code) and outcome.hook not in retry:
         # What the attempt found is final (not a web page, a download, too large) and its
         # hook did not ask to try again: the other hooks' retryable failures (the browser
@@ -60,7 +62,11 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         retry = []
     transitions.attempt_outcome(conn, job["snapshot_id"], outcome.outcome, ctx.now_iso)
     retry_at = None
-    if retry or done.error:
+    if outcome.wall and not done.error:
+        # only a wall was met: no archive, and the whole capture is tried again on the
+        # normal schedule (the operator may add the site's cookies meanwhile)
+        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, [], outcome.error)
+    elif retry or done.error:
         retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
     elif outcome.outcome in ("succeeded", "partial"):
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
@@ -83,18 +89,38 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         ctx.now_iso,
     )
     media.capture_ended(
-        conn, job["link_id"], finished=retry_at is None, policy=ctx.policy, now=ctx.now_iso
+        conn,
+        job["link_id"],
+        finished=retry_at is None and not outcome.declined,
+        policy=ctx.policy,
+        now=ctx.now_iso,
     )
     if retry_at is None and not done.error and outcome.outcome in ("succeeded", "partial"):
         liveness.watch(conn, job["link_id"], ctx.policy.liveness, ctx.now)
 
 
+def forget_declined(ctx: ApplyContext, link_id: int, snapshot_id: str) -> None:
+    """The page asked not to be archived: whatever this capture kept before a hook saw it
+    (a platform API step's post, its images and WARC) is forgotten, its S3 objects queued
+    for deletion."""
+    posts.forget_snapshot(ctx.conn, link_id, snapshot_id)
+    keys = artifacts.remove_for_snapshot(ctx.conn, snapshot_id)
+    if keys:
+        moderation.remove_objects(ctx.conn, link_id, keys, ctx.now_iso)
+
+
 def _retry_or_fail(
-    ctx: ApplyContext, job_id: int, link_id: int, done: CaptureDone, retry: list[str]
+    ctx: ApplyContext,
+    job_id: int,
+    link_id: int,
+    done: CaptureDone,
+    retry: list[str],
+    wall: str | None = None,
 ) -> datetime | None:
     """Schedule the next attempt with backoff (returns when), or fail the job when attempts
-    are used up (returns None)."""
-    error = done.error or f"hooks failed: {', '.join(retry)}"
+    are used up (returns None). `retry` narrows the next attempt to those hooks; `wall` (what
+    the attempt met instead of the page) has it run every hook again."""
+    error = done.error or wall or f"hooks failed: {', '.join(retry)}"
     if done.attempt >= ctx.policy.max_attempts:
         transitions.fail_permanent(
             ctx.conn,
@@ -106,7 +132,7 @@ def _retry_or_fail(
         return None
     delay = retry_delay(done.attempt)
     hooks = json.dumps(sorted(retry)) if retry else None
-    transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks)
+    transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks, every_hook=bool(wall))
     return ctx.now + delay
 
 
@@ -135,6 +161,14 @@ class AttemptOutcome:
     """`<hook>: <code> <output>` of that hook."""
     hook: str | None = None
     """That hook."""
+    declined: bool = False
+    """True when a hook found that the page asks not to be archived (X-No-Archive): the
+    attempt keeps nothing, whatever other hooks (a platform's API step, which runs before
+    the page is loaded) had kept."""
+    wall: bool = False
+    """True when the page the attempt kept is a wall (shared.hooks.error_codes.walled) and
+    it kept no post: what it kept is evidence of the wall, not an archive, so it counts as
+    failed."""
 
 
 def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
@@ -143,16 +177,29 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     anything but one failed. Skipped hooks do not count either way, nor, when the snapshot
     kept a platform post, the other hooks of the plugin that kept it (an API step that
     failed before the page gave the post) or a wall another hook met (`walled`: the
-    browser's login wall is evidence, the post is the archive)."""
+    browser's login wall is evidence, the post is the archive). Without a post, a hook that
+    kept what was served and says it is a wall (`partial` with a wall's code: the navigate
+    hook's browser page) makes the attempt failed with that code (`wall`): its captures
+    show the wall, not the page. (A step that met a wall and kept nothing, an API step,
+    says nothing of what the browser kept.)"""
     rows = ctx.conn.execute(
         "SELECT plugin, hook, status, error_code, output_str FROM archive_results"
         " WHERE snapshot_id = ? ORDER BY id",
         (snapshot_id,),
     ).fetchall()
+    opt_out = next((r for r in rows if opted_out(r["error_code"])), None)
+    if opt_out is not None:
+        error = f"{opt_out['hook']}: {opt_out['error_code']} {opt_out['output_str'] or ''}"
+        return AttemptOutcome("failed", opt_out["error_code"], error.strip(), opt_out["hook"],
+                              declined=True)  # fmt: skip
     post_plugin = posts.plugin_of(ctx.conn, snapshot_id)
     if post_plugin is not None:
         rows = [r for r in rows if r["plugin"] != post_plugin or r["status"] != "failed"]
         rows = [r for r in rows if not walled(r["error_code"])]
+    wall = next((r for r in rows if r["status"] == "partial" and walled(r["error_code"])), None)
+    if wall is not None:
+        error = f"{wall['hook']}: {wall['error_code']} {wall['output_str'] or ''}".strip()
+        return AttemptOutcome("failed", wall["error_code"], error, wall["hook"], wall=True)
     kept = [r for r in rows if r["status"] in ("succeeded", "partial")]
     bad = [r for r in rows if r["status"] == "failed"] + [
         r for r in rows if r["status"] == "partial"

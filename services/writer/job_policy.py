@@ -62,6 +62,9 @@ class Policy:
     """TSA_RETRY_SECONDS: the first delay before a timestamp is asked for again."""
     liveness: LivenessRules = field(default_factory=LivenessRules)
     """When archived links are checked again, and when a `gone` is believed."""
+    publish_logged_in_captures: bool = False
+    """PUBLISH_LOGGED_IN_CAPTURES: a capture made with the site's cookies keeps its session
+    files public (shared.session_files); otherwise they are private."""
 
 
 @dataclass(frozen=True)

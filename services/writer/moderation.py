@@ -82,7 +82,8 @@ def is_taken_down(conn: sqlite3.Connection, link_id: int) -> bool:
 
 
 def remove_objects(conn: sqlite3.Connection, link_id: int, keys: list[str], now: str) -> None:
-    """Queue the link's S3 objects (its prefix, plus `keys`) for deletion."""
+    """Queue S3 objects for deletion: `keys`, and the link's whole prefix once it is taken
+    down."""
     row = conn.execute("SELECT keys FROM s3_removals WHERE link_id = ?", (link_id,)).fetchone()
     known = set(json.loads(row[0])) if row else set()
     merged = sorted(known | set(keys))
@@ -93,10 +94,16 @@ def remove_objects(conn: sqlite3.Connection, link_id: int, keys: list[str], now:
     )
 
 
-def pending_removals(conn: sqlite3.Connection, limit: int = 20) -> list[tuple[int, str]]:
-    """Links whose objects are still to remove, with their extra keys (JSON)."""
-    rows = conn.execute("SELECT link_id, keys FROM s3_removals ORDER BY link_id LIMIT ?", (limit,))
-    return [(int(r[0]), str(r[1])) for r in rows]
+def pending_removals(conn: sqlite3.Connection, limit: int = 20) -> list[tuple[int, str, bool]]:
+    """Links whose objects are still to remove, with their extra keys (JSON), and whether
+    all of the link's objects go (taken down) or only those keys (a capture of a page that
+    asked not to be archived)."""
+    rows = conn.execute(
+        "SELECT r.link_id, r.keys, l.taken_down_at IS NOT NULL OR l.id IS NULL"
+        " FROM s3_removals r LEFT JOIN links l ON l.id = r.link_id ORDER BY r.link_id LIMIT ?",
+        (limit,),
+    )
+    return [(int(r[0]), str(r[1]), bool(r[2])) for r in rows]
 
 
 def removal_done(conn: sqlite3.Connection, link_id: int, keys: str) -> None:

@@ -84,3 +84,13 @@ def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
 def forget(conn: sqlite3.Connection, link_id: int) -> None:
     """A takedown: the link's post goes with what else was captured of it."""
     conn.execute("DELETE FROM link_posts WHERE link_id = ?", (link_id,))
+
+
+def forget_snapshot(conn: sqlite3.Connection, link_id: int, snapshot_id: str) -> None:
+    """The post this snapshot kept, forgotten with its search text (a page that asked not to
+    be archived)."""
+    gone = conn.execute(
+        "DELETE FROM link_posts WHERE link_id = ? AND snapshot_id = ?", (link_id, snapshot_id)
+    )
+    if gone.rowcount:
+        linkstore.set_fts(conn, link_id, "post_text", "")

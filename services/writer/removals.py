@@ -1,4 +1,6 @@
-"""Deleting (or quarantining) the S3 objects of taken-down links, queued in ``s3_removals``.
+"""Deleting (or quarantining) the S3 objects of taken-down links (everything under the
+link's prefix) and of captures of pages that asked not to be archived (their keys), queued
+in ``s3_removals``.
 
 The takedown itself is one database transaction; S3 is reached afterwards, from the writer's
 housekeeping, so a takedown while S3 is down is recorded at once and its objects go as soon
@@ -29,19 +31,21 @@ async def remove_pending(with_conn: WithConn, settings: WriterSettings) -> int:
         return 0
     removed = 0
     async with ObjectStore(settings) as store:
-        for link_id, keys in rows:
-            prefix = f"{settings.s3_prefix}{link_id}/"
-            targets = set(await store.list_keys(prefix)) | set(json.loads(keys))
+        for link_id, keys, whole in rows:
+            targets = set(json.loads(keys))
+            if whole:
+                targets |= set(await store.list_keys(f"{settings.s3_prefix}{link_id}/"))
             for key in sorted(targets):
-                if settings.takedown_objects == "quarantine":
+                if whole and settings.takedown_objects == "quarantine":
                     await store.copy(key, f"{settings.quarantine_prefix}{key}")
                 await store.delete(key)
                 removed += 1
             await with_conn(moderation.removal_done, link_id, keys)
             log.info(
-                "taken-down link %d: %d object(s) %s",
+                "%s link %d: %d object(s) %s",
+                "taken-down" if whole else "opted-out capture of",
                 link_id,
                 len(targets),
-                "quarantined" if settings.takedown_objects == "quarantine" else "deleted",
+                "quarantined" if whole and settings.takedown_objects == "quarantine" else "deleted",
             )
     return removed

@@ -171,9 +171,9 @@ def _text(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: TextRecord) 
 
 
 def _snapshot(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: SnapshotRecord) -> None:
-    transitions.report_snapshot(
-        ctx.conn, target.snapshot_id, rec.status, rec.title, rec.final_url, ctx.now_iso
-    )
+    private = bool(rec.logged_in) and not ctx.policy.publish_logged_in_captures
+    transitions.report_snapshot(ctx.conn, target.snapshot_id, rec.status, rec.title,
+                                rec.final_url, ctx.now_iso, private_session=private)  # fmt: skip
     if rec.title:
         linkstore.default_title(ctx.conn, target.link_id, rec.title, ctx.now_iso)
     if rec.final_url:

@@ -36,6 +36,12 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings, ConcurrencySettings
     media_jobs_enabled: bool = Field(
         True, description="Give video links and pages showing a video a media job (yt-dlp)."
     )
+    publish_logged_in_captures: bool = Field(
+        False,
+        description="Serve the traffic WARC, WACZ, raw response and DOM of a capture made with"
+        " the site's cookies (COOKIES_DIR) to everyone; false: only with the admin token, and"
+        " in no backup (they print what the page derives from the session).",
+    )
     media_job_deadline_seconds: int = Field(
         3900,
         gt=0,
@@ -159,4 +165,5 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings, ConcurrencySettings
             timestamp_authorities=tuple(self.tsa_urls),
             timestamp_retry=timedelta(seconds=self.tsa_retry_seconds),
             liveness=self.liveness(),
+            publish_logged_in_captures=self.publish_logged_in_captures,
         )

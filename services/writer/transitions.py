@@ -230,15 +230,22 @@ def heartbeat(
 
 
 def fail_retry(
-    conn: sqlite3.Connection, job_id: int, not_before: datetime, error: str, hooks: str | None
+    conn: sqlite3.Connection,
+    job_id: int,
+    not_before: datetime,
+    error: str,
+    hooks: str | None,
+    *,
+    every_hook: bool = False,
 ) -> None:
-    """running -> queued for a later attempt; `hooks` (JSON list) narrows it to those hooks."""
+    """running -> queued for a later attempt; `hooks` (JSON list) narrows it to those hooks,
+    `every_hook` has it run them all again (an earlier narrowing forgotten)."""
     JOB_OUTCOMES.labels("retry").inc()
     conn.execute(
         "UPDATE archive_jobs SET status = 'queued', not_before = ?, last_error = ?,"
-        " retry_hooks = coalesce(?, retry_hooks), deadline = NULL, published_at = NULL"
-        " WHERE id = ?",
-        (iso(not_before), error, hooks, job_id),
+        " retry_hooks = CASE WHEN ? THEN NULL ELSE coalesce(?, retry_hooks) END,"
+        " deadline = NULL, published_at = NULL WHERE id = ?",
+        (iso(not_before), error, every_hook, hooks, job_id),
     )
 
 
@@ -353,10 +360,15 @@ def report_snapshot(
     title: str | None,
     final_url: str | None,
     now: str,
+    *,
+    private_session: bool = False,
 ) -> None:
-    """What the hooks' Snapshot record says (status, title, final URL), over what is stored."""
+    """What the hooks' Snapshot record says (status, title, final URL), over what is stored;
+    `private_session` marks the capture's session files private for good
+    (shared.session_files)."""
     conn.execute(
         "UPDATE snapshots SET status = coalesce(?, status), title = coalesce(?, title),"
-        " final_url = coalesce(?, final_url), updated_at = ? WHERE id = ?",
-        (status, title, final_url, now, snapshot_id),
+        " final_url = coalesce(?, final_url), private_session = max(private_session, ?),"
+        " updated_at = ? WHERE id = ?",
+        (status, title, final_url, private_session, now, snapshot_id),
     )

@@ -8,7 +8,10 @@ A hook's cwd is `out_dir/<plugin>/`; the captures sit beside it:
 - `../reddit/page.html`: for Reddit links, the old.reddit (or www) page the reddit plugin
   found usable; it replaces fetch's body as the raw HTML.
 A source whose recorded HTTP status is an error (>= 400) is left out: an error page is never
-described as the page (its title would be "503 Service Unavailable"). At most `max_bytes` of
+described as the page (its title would be "503 Service Unavailable"); so is a wall
+(shared.content.walls: the rendered page when the navigate hook found one, the raw body
+when it reads as one): a login wall's words are never a link's reader view, search text or
+title. At most `max_bytes` of
 each file are read (the start of the page), and the text is cut before its `max_tags + 1`-th
 `<`: a parse's memory and time grow with the elements, not the bytes (20 MB of `<p>x</p>`
 is 2.5 million elements; parsed by three extractors that is gigabytes), so both are bounded
@@ -23,6 +26,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from shared.content.walls import wall_in_html
 
 CHARSET_HEADER = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
 CHARSET_META = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", re.I)
@@ -130,9 +135,12 @@ def read_inputs(
     fetched = _json(out_dir / "fetch" / "headers.json")
     rendered: str | None = None
     dom = out_dir / "dom" / "dom.html"
+    wall = nav.get("wall")
     if dom.is_file():
         if _is_error(nav.get("status")):
             skipped.append(f"rendered: HTTP {nav['status']}")
+        elif isinstance(wall, dict):
+            skipped.append(f"rendered: {wall.get('reason') or 'wall'}")
         else:
             rendered = read("rendered", dom, "text/html; charset=utf-8")
     raw: str | None = None
@@ -146,5 +154,9 @@ def read_inputs(
             skipped.append(f"raw: HTTP {fetched['status']}")
         else:
             raw = read("raw", body, content_type)
+            raw_wall = wall_in_html(str(fetched.get("final_url") or url), raw, url)
+            if raw_wall is not None:
+                skipped.append(f"raw: {raw_wall.reason}")
+                raw = None
     final_url = str(nav.get("final_url") or fetched.get("final_url") or url)
     return PageInputs(rendered, raw, final_url, tuple(skipped), tuple(read.cut))

@@ -1,6 +1,8 @@
 """X-No-Archive opt-outs: does a page ask not to be archived? One detection, used by the fetch
-plugin (raw headers and body) and the navigate plugin (the browser's main-document headers
-and the rendered page's meta tags).
+plugin (raw headers and body), the navigate plugin (the browser's main-document headers
+and the rendered page's meta tags), and every other step that reads the page itself: the
+reddit plugin's page and thread JSON, the media hook's look at the page before yt-dlp
+(`declined_by_answer`, on shared.platforms.http's answers).
 
 A page opts out with an `X-No-Archive` response header, or a `<meta name="x-no-archive">` /
 `<meta http-equiv="X-No-Archive">` tag, whatever its value except `no`, `0` or `false`.
@@ -37,3 +39,14 @@ def declined_by_html(html: bytes) -> str | None:
         if content is None or content.group(1).decode().lower() not in OPT_IN:
             return '<meta name="x-no-archive">'
     return None
+
+
+def declined_by_answer(
+    headers: Iterable[Sequence[str]], body: bytes, content_type: str
+) -> str | None:
+    """Why an HTTP answer opts out: its headers, else, for an HTML body, its meta tag (a JSON
+    or video body is not searched: a comment quoting the tag is no opt-out)."""
+    why = declined_by_headers(headers)
+    if why is None and "html" in content_type.lower():
+        why = declined_by_html(body)
+    return why

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.cookiejar
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -145,9 +146,13 @@ class Fetch:
         workdir: Path,
         warc: WarcLog | None = None,
         resolve: Resolver = checked_url,
+        cookies: http.cookiejar.CookieJar | None = None,
     ) -> None:
         self.limits, self.workdir, self.warc = limits, workdir, warc
         self.allow_private, self.resolve = allow_private, resolve
+        self.cookies = cookies
+        """Cookies httpx sends to the hosts and paths each matches, hop by hop (the WARC
+        leaves their values out: shared.fetching.warc.redacted)."""
         self.headers = {
             "User-Agent": user_agent,
             "Accept": ACCEPT,
@@ -172,6 +177,7 @@ class Fetch:
             timeout=timeout,
             follow_redirects=False,
             headers=self.headers,
+            cookies=self.cookies,
             trust_env=False,
         )
         try:

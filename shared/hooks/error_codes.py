@@ -309,7 +309,18 @@ VAGUE_REASONS = frozenset(
 timeout on a page whose server drips is less telling than the fetch's `stalled`."""
 
 
-WALL_REASONS = frozenset({"login_wall", "logged_out", "consent_wall", "age_gate", "blocked"})
+WALL_WORDS: dict[str, str] = {
+    "login_wall": "the site asked for a login",
+    "logged_out": "the site asked for a login",
+    "consent_wall": "the site showed only its consent gate",
+    "age_gate": "the site asked to confirm an age",
+    "blocked": "the site served a block page or a bot check",
+}
+"""What each wall reason says to a reader: a link whose capture met only a wall reads
+`not archived: <words>` (the wall is evidence, never the archive)."""
+
+
+WALL_REASONS = frozenset(WALL_WORDS)
 """Reasons that say a page stood in front of the content (a login wall, a consent gate, a
 bot check): when a platform's API gave the post itself, the wall the browser met is kept as
 evidence only, and the link is archived with the post as its archive."""
@@ -318,6 +329,18 @@ evidence only, and the link is archived with the post as its archive."""
 def walled(error_code: str | None) -> bool:
     """True when the code says a wall stood in front of the content (WALL_REASONS)."""
     return reason_of(error_code) in WALL_REASONS
+
+
+def opted_out(error_code: str | None) -> bool:
+    """True when the code says the page asked not to be archived (X-No-Archive: DECLINED):
+    nothing of that capture is kept, whichever step saw it."""
+    return what_of(error_code) == "DECLINED"
+
+
+def wall_words(error_code: str | None) -> str | None:
+    """'the site asked for a login' for a wall's code (WALL_WORDS), None for another."""
+    reason = reason_of(error_code)
+    return None if reason is None else WALL_WORDS.get(reason)
 
 
 def telling(error_code: str | None) -> bool:

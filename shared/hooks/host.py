@@ -51,6 +51,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.content.sanitize",
     "shared.content.walls",
     "shared.content.video",
+    "shared.cookies",
     "shared.errors",
     "shared.fetching",
     "shared.fetching.exchange",

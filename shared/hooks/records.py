@@ -67,6 +67,9 @@ class SnapshotRecord(_Record):
     """Page title, when a hook learns it."""
     final_url: str | None = None
     """URL after redirects, when a hook learns it."""
+    logged_in: bool | None = None
+    """True when the capture was made with the operator's cookies for the site (the
+    navigate hook says so): its session files may be private (shared.session_files)."""
 
 
 class TagRecord(_Record):

@@ -10,7 +10,9 @@ workers run it: light, and with three answers, never two.
   `If-None-Match` / `If-Modified-Since` from the newest capture's response headers. The
   answer is judged by `shared.platforms.http.judge` (404/410 gone; 429, 5xx, login walls,
   captchas and every fetch error unknown). Present: 304, or the body's sha256 equal to the
-  capture's raw body's, is unchanged; otherwise both bodies' canonical texts decide.
+  capture's raw body's, is unchanged; otherwise both bodies' canonical texts decide. A page
+  that now asks not to be archived (X-No-Archive, shared.content.no_archive) is present and
+  unchanged: it is not captured again.
 
 The capture's files are read from S3; when they cannot be, the check still answers, with
 `changed` unknown (None).
@@ -168,10 +170,14 @@ class Checker:
             with res.body.open("rb") as f:
                 head = f.read(JUDGED_BYTES)
         kind = res.sniffed.effective if res.sniffed else ""
-        answer = Answer(job.url, res.final_url, status, res.error, res.message, head, kind)
+        headers = tuple(res.response.headers) if res.response else ()
+        answer = Answer(job.url, res.final_url, status, res.error, res.message, head, kind, headers)
         judged = judge(HTTP, answer)
         if judged is not None:
             return _Found(judged, HTTP, None, note)
+        if answer.declined:  # it is there, and asks not to be archived: no capture again
+            why = f"the page asks not to be archived ({answer.declined})"
+            return _Found(_present(job.url, status, "ok"), HTTP, False, why)
         if res.body is None:
             outcome = unknown(HTTP, job.url, status, "no_answer", res.message or "no body")
             return _Found(outcome, HTTP, None, note)

@@ -6,9 +6,11 @@ step found it).
 Both keep what they found in the hook's folder: `post.json` (kind `post`), the post's images
 under `media/` (kind `post_media`), `<platform>.json` (every step's outcome and evidence,
 kind `post_sources`) and `<platform>.warc.gz` (every exchange). A Post record carries the post
-to the writer. The site's cookies (COOKIES_DIR) go to yt-dlp only; their values are scrubbed
-from everything written, and a login wall met although they were sent is
-`E_<PLUGIN>_LOGGED_OUT` (the operator's session expired).
+to the writer. The site's cookies (COOKIES_DIR) go to yt-dlp and to the steps' own requests
+of the site's hosts (`client`: shared.platforms.http with the CookieSet); their values are
+scrubbed from everything written, and a login wall met although they were sent is
+`E_<PLUGIN>_LOGGED_OUT` (the operator's session expired; said by yt-dlp and by the browser's
+page, not yet by an HTTP step).
 
 Settings come from the plugin's config.json (shared.hooks.config.hook_settings):
 `<P>_REQUEST_TIMEOUT`, `<P>_MAX_BYTES`, `<P>_MEDIA_MAX_BYTES`, `<P>_REPLY_DEPTH`,
@@ -90,6 +92,7 @@ def client(plugin: str, values: Mapping[str, Any], s: Settings, warc: Any) -> Cl
         allow_private=s.allow_private,
         warc=warc,
         media_max_bytes=int(values[f"{p}_MEDIA_MAX_BYTES"]),
+        cookies=s.cookies,
     )
 
 

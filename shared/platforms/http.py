@@ -17,7 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shared.content.no_archive import declined_by_answer
 from shared.content.walls import is_login_url, wall_in_html
+from shared.cookies import CookieSet
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.warc import WarcLog
 from shared.platforms.outcome import StepOutcome, gone, unknown
@@ -37,6 +39,13 @@ class Answer:
     body: bytes
     content_type: str
     """The type the bytes are (shared.fetching.sniffing), else as declared."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """The response's headers, as received."""
+
+    @property
+    def declined(self) -> str | None:
+        """Why the answer asks not to be archived (X-No-Archive header or meta), or None."""
+        return declined_by_answer(self.headers, self.body, self.content_type)
 
     @property
     def text(self) -> str:
@@ -70,9 +79,10 @@ class Client:
         warc: WarcLog | None = None,
         media_max_bytes: int = 50 * 1024 * 1024,
         resolve: Any = checked_url,
+        cookies: CookieSet | None = None,
     ) -> None:
         self.limits, self.user_agent, self.allow_private = limits, user_agent, allow_private
-        self.warc, self.resolve = warc, resolve
+        self.warc, self.resolve, self.cookies = warc, resolve, cookies
         self.media_limits = replace(limits, max_bytes=media_max_bytes, store_not_html=True)
         self._scratch = Path(tempfile.mkdtemp(prefix="dla-platform-"))
         self._count = 0
@@ -104,6 +114,7 @@ class Client:
             workdir=workdir,
             warc=self.warc,
             resolve=self.resolve,
+            cookies=self.cookies.jar() if self.cookies else None,
         )
         if headers:
             fetch.headers.update(headers)
@@ -126,6 +137,7 @@ class Client:
             message=res.message,
             body=body,
             content_type=kind,
+            headers=tuple((k, v) for k, v in res.response.headers) if res.response else (),
         )
 
     async def download(self, url: str, dest: Path) -> Download:

@@ -15,7 +15,9 @@ name), Twitter's, Facebook's and the generic ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +50,9 @@ class YtdlpOptions:
     """Top comments to ask for (YouTube), 0 = none."""
     max_items: int = 20
     """Entries of a playlist-shaped post (a carousel) read at most."""
+    retries: int = 0
+    """Retries of a request and of an extraction (the media download's MEDIA_RETRIES; a
+    platform step tries once: the chain has other steps)."""
 
 
 class StderrLogger:
@@ -68,25 +73,34 @@ class StderrLogger:
 
 
 def params(opts: YtdlpOptions, cookiefile: str | None) -> dict[str, Any]:
-    """YoutubeDL's parameters for an extraction without download."""
+    """YoutubeDL's parameters every use shares (the platform steps' extraction, the media
+    hook's download): quiet, messages to stderr, no cache, the User-Agent, timeouts and
+    retries, and the site's cookies (`cookiefile`, see `cookie_file`)."""
     p: dict[str, Any] = {
-        "skip_download": True,
-        "ignore_no_formats_error": True,
         "quiet": True,
         "no_warnings": False,
         "noprogress": True,
         "logger": StderrLogger(),
         "socket_timeout": opts.socket_timeout,
-        "retries": 0,
-        "extractor_retries": 0,
+        "retries": opts.retries,
+        "extractor_retries": opts.retries,
         "cachedir": False,
-        "check_formats": False,
         "playlistend": opts.max_items,
         "http_headers": {"User-Agent": opts.user_agent},
         "color": {"stderr": "no_color", "stdout": "no_color"},
     }
     if cookiefile:
         p["cookiefile"] = cookiefile
+    return p
+
+
+def extraction_params(opts: YtdlpOptions, cookiefile: str | None) -> dict[str, Any]:
+    """YoutubeDL's parameters for an extraction without download."""
+    p = params(opts, cookiefile) | {
+        "skip_download": True,
+        "ignore_no_formats_error": True,
+        "check_formats": False,
+    }
     if opts.comments > 0:
         p["getcomments"] = True
         p["extractor_args"] = {
@@ -98,13 +112,24 @@ def params(opts: YtdlpOptions, cookiefile: str | None) -> dict[str, Any]:
     return p
 
 
+@contextlib.contextmanager
+def cookie_file(cookies: CookieSet | None) -> Iterator[str | None]:
+    """The path of the site's cookies in a private file of their own (deleted on exit), or
+    None without cookies: what `params` takes."""
+    if not cookies:
+        yield None
+        return
+    with cookies.netscape_file() as path:
+        yield str(path)
+
+
 def _extract(url: str, opts: YtdlpOptions) -> dict[str, Any]:
-    with socket_guard.guarded(not opts.allow_private):
-        if opts.cookies:
-            with opts.cookies.netscape_file() as path, YoutubeDL(params(opts, str(path))) as ydl:
-                return dict(ydl.sanitize_info(ydl.extract_info(url, download=False)))
-        with YoutubeDL(params(opts, None)) as ydl:
-            return dict(ydl.sanitize_info(ydl.extract_info(url, download=False)))
+    with (
+        socket_guard.guarded(not opts.allow_private),
+        cookie_file(opts.cookies) as path,
+        YoutubeDL(extraction_params(opts, path)) as ydl,
+    ):
+        return dict(ydl.sanitize_info(ydl.extract_info(url, download=False)))
 
 
 async def extract(url: str, opts: YtdlpOptions) -> dict[str, Any] | StepOutcome:

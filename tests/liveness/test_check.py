@@ -290,3 +290,15 @@ async def test_a_post_its_moderators_removed_is_gone_by_the_platforms_words(
     platforms.reddit[key] = reddit_thread()
     result = await platform_checker(platforms).check(job(url))
     assert (result.answer, result.via) == ("present", "reddit:thread-json")
+
+
+async def test_an_edited_page_that_now_opts_out_is_not_captured_again(
+    serve: Serve, store: ObjectStore
+) -> None:
+    edited = TEXT.replace("listening for voles", "listening for mice", 1)
+    optout = {**HTML, "X-No-Archive": "yes"}
+    site = serve({"/p": Reply(page(edited), 200, optout)}, host="127.0.0.2")
+    fields = await captured(store, "optout", page())
+    result = await checker(store).check(job(site.base + "/p", **fields))
+    assert (result.answer, result.changed) == ("present", False)
+    assert "asks not to be archived" in (result.words or "")

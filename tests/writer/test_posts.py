@@ -1,15 +1,20 @@
 """Platform posts in the writer: the post stored with its search text, a removed one never
 replacing a whole one, and a link whose post the API kept archived although the browser met
-a login wall (without a post, the wall makes it partial · login_wall); an expired session
-is counted."""
+a login wall (without a post, the wall is no archive: the link reads "not archived: the site
+asked for a login" and is tried again on the normal schedule); an expired session is
+counted."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from prometheus_client import REGISTRY
 
-from shared.hooks.records import ArchiveResultRecord, PostRecord
+from services.web.present import display_status
+from services.writer import moderation
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, PostRecord
+from shared.hooks.retry import MAX_ATTEMPTS
 from shared.platforms.post import Author, Post
 from testkit.writer_harness import Harness, done, event, occ, post
 
@@ -78,7 +83,7 @@ def test_the_post_is_the_archive_when_the_browser_met_a_wall(h: Harness) -> None
     )
 
 
-def test_without_a_post_the_wall_makes_the_link_partial(h: Harness) -> None:
+def test_without_a_post_the_wall_is_no_archive_and_everything_is_tried_again(h: Harness) -> None:
     job = start(h)
     h.apply(
         event(job, 0, res("x", API, "failed", "E_X_RATE_LIMITED")),
@@ -88,7 +93,33 @@ def test_without_a_post_the_wall_makes_the_link_partial(h: Harness) -> None:
         done(job, records=4, retry=[API]),
     )
     row = h.rows("SELECT * FROM links")[0]
-    assert row["status"] == "partial" and row["retry_at"] is not None
+    assert (row["status"], row["last_outcome"], row["last_error_code"]) == (
+        "failed", "failed", "E_NAVIGATE_LOGIN_WALL")  # fmt: skip
+    assert row["retry_at"] is not None
+    assert display_status(row["status"], row["last_error_code"])[0] == (
+        "not archived: the site asked for a login"
+    )
+    again = h.job(1)  # the whole capture again, not only the API step: cookies may come
+    assert (again["status"], again["retry_hooks"]) == ("queued", None)
+
+
+def test_a_wall_alone_is_retried_on_the_normal_schedule(h: Harness) -> None:
+    job = start(h)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        assert job["attempts"] == attempt
+        h.apply(
+            event(job, 0, res("navigate", NAV, "partial", "E_NAVIGATE_LOGIN_WALL")),
+            event(job, 1, res("screenshot", SHOT, "succeeded")),
+            done(job, records=2),
+        )
+        row = h.rows("SELECT * FROM links")[0]
+        assert row["status"] == "failed" and row["last_error_code"] == "E_NAVIGATE_LOGIN_WALL"
+        assert (row["retry_at"] is None) == (attempt == MAX_ATTEMPTS)
+        h.advance(hours=13)  # past the longest backoff step
+        h.dispatch()
+        job = h.job(1)
+    assert h.job(1)["status"] == "failed"
+    assert h.rows("SELECT * FROM liveness_schedule") == []  # no archive to watch
 
 
 def test_a_post_from_the_page_step_needs_no_retry_of_the_api_step(h: Harness) -> None:
@@ -121,3 +152,39 @@ def test_an_expired_session_is_counted(h: Harness) -> None:
         "dla_writer_logged_out_total", {"plugin": "navigate", "domain": "x.com"}
     )
     assert after == before + 1
+
+
+def test_a_page_that_opts_out_keeps_nothing_of_its_capture(h: Harness) -> None:
+    job = start(h)
+    image = ArtifactRecord(plugin="x", kind="post_media", path="media/1.png",
+                           s3_key=f"archives/1/{job['snapshot_id']}/x/media/1.png",
+                           content_type="image/png", bytes=3, sha256="0" * 64)  # fmt: skip
+    h.apply(
+        event(job, 0, the_post()),
+        event(job, 1, image),
+        event(job, 2, res("x", API, "succeeded")),
+        event(job, 3, res("navigate", NAV, "failed", "E_NAVIGATE_DECLINED")),
+        done(job, records=4),
+    )
+    row = h.rows("SELECT * FROM links")[0]
+    assert (row["status"], row["last_error_code"], row["retry_at"]) == (
+        "failed", "E_NAVIGATE_DECLINED", None)  # fmt: skip
+    assert display_status(row["status"], row["last_error_code"])[0] == "failed · navigate declined"
+    assert h.rows("SELECT * FROM link_posts") == []
+    assert h.one("SELECT post_text FROM link_text_fts WHERE rowid = ?", row["id"]) == ""
+    assert h.rows("SELECT * FROM archive_artifacts WHERE snapshot_id = ?", job["snapshot_id"]) == []
+    assert moderation.pending_removals(h.conn) == [(row["id"], json.dumps([image.s3_key]), False)]
+    assert h.rows("SELECT * FROM archive_jobs WHERE kind = 'media'") == []
+
+
+def test_a_wall_only_an_api_step_met_leaves_the_browsers_page_an_archive(h: Harness) -> None:
+    job = start(h)
+    h.apply(
+        event(job, 0, res("x", API, "failed", "E_X_LOGIN_WALL")),
+        event(job, 1, res("navigate", NAV, "succeeded")),
+        event(job, 2, res("screenshot", SHOT, "succeeded")),
+        done(job, records=3),
+    )
+    row = h.rows("SELECT * FROM links")[0]
+    assert (row["status"], row["last_error_code"]) == ("partial", "E_X_LOGIN_WALL")
+    assert display_status(row["status"], row["last_error_code"])[0] == "partial · login_wall"

@@ -22,6 +22,8 @@ from testkit.mediaserver import MediaServer, Served, make_clip, make_hls
 
 pytestmark = pytest.mark.integration
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__63_media.bg.py"
+SESSION = "members-session-5e8a1c"
+"""The site's login cookie (a video behind it: the server answers 403 without)."""
 VTT = (
     b"WEBVTT\n\n00:00.000 --> 00:01.000\nhello <b>archive</b>\n\n"
     b"00:01.000 --> 00:02.000\nhello archive\n\n00:01.500 --> 00:02.000\nthe second line\n"
@@ -48,6 +50,23 @@ def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Media
         s.routes["/og.html"] = Served(
             b'<html><head><title>OG</title><meta property="og:video" content="/clip.mp4">'
             b'<meta property="og:video:type" content="video/mp4"></head><body>x</body></html>'
+        )
+        s.routes["/optout.html"] = Served(
+            b"<html><head><title>Mine</title></head><body><video src='/clip.mp4'></video>"
+            b"</body></html>",
+            headers={"X-No-Archive": "yes"},
+        )
+        s.routes["/optmeta.html"] = Served(
+            b'<html><head><meta http-equiv="X-No-Archive" content="1"><title>Mine</title>'
+            b"</head><body><video src='/clip.mp4'></video></body></html>"
+        )
+        s.routes["/optout.mp4"] = Served(data, "video/mp4", headers={"X-No-Archive": "1"})
+        login = f"session={SESSION}"
+        s.routes["/members/clip.mp4"] = Served(data, "video/mp4", cookie=login)
+        s.routes["/members/video.html"] = Served(
+            b"<html><head><title>Members' video</title></head><body>"
+            b'<video src="/members/clip.mp4"></video></body></html>',
+            cookie=login,
         )
         s.routes["/plain.html"] = Served(b"<html><title>text</title><p>no video here</p></html>")
         for f in hls.parent.iterdir():
@@ -202,3 +221,42 @@ def test_the_guard_refuses_a_private_address_reached_after_a_public_check(
         capture_output=True, text=True, timeout=30, cwd=HOOK.parent,
     )  # fmt: skip
     assert proc.returncode != 0 and "refused target" in proc.stderr
+
+
+@pytest.mark.parametrize("path", ["/optout.html", "/optmeta.html", "/optout.mp4"])
+def test_a_page_that_opts_out_is_not_downloaded(
+    site: MediaServer, tmp_path: Path, path: str
+) -> None:
+    before = len(site.hits)
+    code, records = run(site.base + path, tmp_path)
+    assert code == 0
+    ended = result(records)
+    assert (ended.status, ended.error_code) == ("failed", "E_MEDIA_DECLINED")
+    assert "asks not to be archived" in ended.output_str
+    assert not any(isinstance(r, MediaRecord) for r in records)
+    assert [p for p in tmp_path.iterdir() if not p.name.endswith(".stderr.log")] == []
+    assert site.hits[before:] == [path]  # the page's first bytes only, never the video
+
+
+@pytest.mark.parametrize("path", ["/members/video.html", "/members/clip.mp4"])
+def test_a_video_behind_the_login_is_downloaded_with_the_sites_cookies(
+    site: MediaServer, tmp_path: Path, path: str
+) -> None:
+    cookies = tmp_path / "cookies"
+    cookies.mkdir()
+    (cookies / f"{site.host}.txt").write_text(
+        f"# Netscape HTTP Cookie File\n{site.host}\tFALSE\t/\tFALSE\t0\tsession\t{SESSION}\n"
+    )
+    without = tmp_path / "without"
+    without.mkdir()
+    code, records = run(site.base + path, without)
+    assert result(records).status == "failed"  # the site refuses without the login
+    out = tmp_path / "out"
+    out.mkdir()
+    code, records = run(site.base + path, out, COOKIES_DIR=str(cookies))
+    assert code == 0 and result(records).status == "succeeded", result(records)
+    assert [r for r in records if isinstance(r, MediaRecord) and r.downloaded]
+    assert any(p.suffix == ".mp4" for p in out.iterdir())
+    for p in out.rglob("*"):  # the cookie value is in nothing the hook wrote
+        assert not p.is_file() or SESSION.encode() not in p.read_bytes(), p
+    assert SESSION not in "".join(r.model_dump_json() for r in records)

@@ -50,6 +50,14 @@ def reddit() -> Iterator[FixtureServer]:
         whoa = Reply(b"<h1>whoa there, pardner!</h1>", 403, HTML)
         s.routes[f"/blocked{PATH}"] = whoa
         s.routes[f"/blocked{PATH.rstrip('/')}/.json"] = whoa
+        optout = {**HTML, "X-No-Archive": "yes"}
+        s.routes[f"/optout{PATH}"] = Reply(THREAD_PAGE, headers=optout)
+        s.routes[f"/optout{PATH.rstrip('/')}/.json"] = Reply(body, headers=JSON)
+        meta = THREAD_PAGE.replace(b"<head>", b'<head><meta name="x-no-archive" content="1">')
+        s.routes[f"/optmeta{PATH}"] = Reply(meta, headers=HTML)
+        s.routes[f"/optjson{PATH.rstrip('/')}/.json"] = Reply(
+            body, headers={**JSON, "X-No-Archive": "1"}
+        )
         yield s
 
 
@@ -189,3 +197,21 @@ def test_a_text_post_is_no_video(reddit: FixtureServer, tmp_path: Path) -> None:
     b = reddit.base
     run(tmp_path, old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/ok")
     assert json.loads((tmp_path / "meta.json").read_text())["has_video"] is False
+
+
+@pytest.mark.parametrize(
+    ("old", "json_base"), [("optout", "ok"), ("optmeta", "ok"), ("ok", "optjson")]
+)
+def test_an_opted_out_thread_keeps_nothing(
+    reddit: FixtureServer, tmp_path: Path, old: str, json_base: str
+) -> None:
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/{old}", www=f"{b}/ok", json=f"{b}/{json_base}")
+    assert code == 0
+    ended = result(records)
+    assert (ended.status, ended.error_code) == ("failed", "E_REDDIT_DECLINED")
+    assert "asks not to be archived" in ended.output_str
+    assert not any(isinstance(r, PostRecord) for r in records)
+    assert list(tmp_path.iterdir()) == []  # no page, JSON, post, WARC or report
+    if old != "ok":  # a page that opts out: its JSON is not even asked for
+        assert not any(p.endswith(".json") for p, _ in reddit.requests)

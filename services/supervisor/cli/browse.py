@@ -166,7 +166,7 @@ def register(app: typer.Typer) -> None:
             [
                 (
                     link.get("id"),
-                    link.get("status"),
+                    link.get("status_label") or link.get("status"),
                     short(link.get("last_archived_at"), 19),
                     link.get("domain"),
                     short(link.get("title") or link.get("url"), 60),

@@ -170,15 +170,19 @@ class StackClient:
             ) from None
 
     def download(self, url: str) -> Iterator[bytes]:
-        """A public artifact's bytes through the web, following its redirect to S3 (one
-        client for every file of the command; no admin token is sent)."""
+        """An artifact's bytes through the web, following its redirect to S3 (one client for
+        every file of the command). The admin token, when there is one, goes to the web alone
+        (a private file of a logged-in capture needs it; httpx drops it on the redirect to
+        another origin)."""
         if self._files is None:
             self._files = httpx.Client(
                 base_url=self.web_url,
                 follow_redirects=True,
                 timeout=self.settings.cli_timeout_seconds,
             )
-        with self._files.stream("GET", url) as resp:
+        token = self.token()
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        with self._files.stream("GET", url, headers=headers) as resp:
             if resp.status_code != 200:
                 raise CliError(f"GET {url} answered {resp.status_code}", Exit.FAILED)
             yield from resp.iter_bytes(DOWNLOAD_CHUNK)

@@ -8,7 +8,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Select, case, exists, func, literal_column, or_, select
+from sqlalchemy import (
+    Connection,
+    Select,
+    and_,
+    case,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+)
 
 from services.web.queries import evidence
 from services.web.queries.liveness import source_status, verdicts_of
@@ -30,6 +40,7 @@ from services.web.queries.schema import (
     snapshots,
 )
 from services.web.queries.visibility import listed, listed_at, public
+from shared.session_files import SESSION_KINDS
 
 VIDEO_KINDS = ("video",)
 MEDIA_KINDS = ("video", "audio", "thumbnail", "subtitles")
@@ -176,8 +187,17 @@ def recent(conn: Connection, limit: int, cursor: Cursor | None) -> list[dict[str
     return with_artifacts(conn, rows)
 
 
+private_file = and_(
+    archive_artifacts.c.kind.in_(sorted(SESSION_KINDS)),
+    exists().where(
+        snapshots.c.id == archive_artifacts.c.snapshot_id, snapshots.c.private_session == 1
+    ),
+).label("private")
+"""An artifact served only with the admin token: a session file (shared.session_files) of a
+capture made with the site's cookies."""
+
 _ARTIFACTS = Prepared(
-    select(archive_artifacts)
+    select(archive_artifacts, private_file)
     .where(archive_artifacts.c.link_id.in_(_ids("ids")))
     .order_by(archive_artifacts.c.id)
 )
@@ -365,7 +385,7 @@ def export_batch(conn: Connection, after: int, size: int = 500) -> list[dict[str
 def artifact_row(conn: Connection, artifact_id: int) -> dict[str, Any] | None:
     """One artifact of a link the public may see."""
     stmt = (
-        select(archive_artifacts)
+        select(archive_artifacts, private_file)
         .select_from(archive_artifacts.join(links, links.c.id == archive_artifacts.c.link_id))
         .where(archive_artifacts.c.id == artifact_id, public())
     )

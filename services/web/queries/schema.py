@@ -103,6 +103,7 @@ snapshots = Table(
     Column("title", Text),
     Column("final_url", Text),
     Column("outcome", Text),
+    Column("private_session", Integer),
     Column("created_at", Text),
     Column("updated_at", Text),
 )

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
 from services.web import serialize
+from services.web.admin import admin_name
 from services.web.params import MAX_ID
 from services.web.present import parse_time, source_badge
 from services.web.queries.links import (
@@ -69,12 +70,18 @@ async def send_object(
 
 
 @router.get("/artifacts/{artifact_id}", summary="Download an artifact")
-async def artifact(state: State, artifact_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> Response:
+async def artifact(
+    request: Request, state: State, artifact_id: Annotated[int, Path(ge=1, le=MAX_ID)]
+) -> Response:
     """Images, PDF, video and text open in the browser; HTML, DOM and anything else that
-    could run is a download (`Content-Disposition: attachment`)."""
+    could run is a download (`Content-Disposition: attachment`). A private one (the traffic,
+    WACZ, raw response or DOM of a capture made with the site's cookies) needs the admin
+    token (`Authorization: Bearer`)."""
     a = await state.db.read(lambda c: artifact_row(c, artifact_id), None)
     if a is None:
         raise HTTPException(404, f"no artifact {artifact_id}")
+    if a["private"]:
+        admin_name(request)  # 401/403 without a valid admin token
     name = PurePosixPath(a["path"] or a["s3_key"]).name
     return await send_object(state, a["s3_key"], a["content_type"], f"{a['link_id']}-{name}")
 

@@ -21,6 +21,7 @@ from services.web.params import (
     parse_day,
 )
 from services.web.posts import post_view
+from services.web.present import snapshot_wall
 from services.web.queries import links as link_queries
 from services.web.queries import stats as stats_queries
 from services.web.queries import submissions as submission_queries
@@ -103,6 +104,9 @@ async def link_page(request: Request, state: State, link_id: LinkId) -> Response
     link = await _link(state, link_id)
     reader = await reader_view(state, link)
     screenshot = next((a for a in reversed(link["artifacts"]) if a["kind"] == "screenshot"), None)
+    shot_of = next(
+        (s for s in link["snapshots"] if screenshot and s["id"] == screenshot["snapshot_id"]), None
+    )
     return render(
         request,
         "link.html",
@@ -111,6 +115,7 @@ async def link_page(request: Request, state: State, link_id: LinkId) -> Response
             "post": post_view(link.get("post"), link["artifacts"]),
             "reader": reader,
             "screenshot": screenshot,
+            "wall": snapshot_wall(shot_of),
             "admin": state.settings.admin_token is not None,
             "source": link["source_status"],
             "captures": comparable(link),
