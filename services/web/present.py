@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
-from shared.hooks.error_codes import reason_of, wall_words, walled
+from shared.hooks.error_codes import reader_words, reason_of, wall_words, walled
 from shared.links.urlparts import supported_scheme
 from shared.liveness.evidence import badge
 
@@ -106,7 +106,7 @@ def when(value: str | None) -> Markup:
 def status_pill(status: str | None, error_code: str | None) -> Markup:
     """The status label of a link (with its error code as a tooltip)."""
     label, cls = display_status(status, error_code)
-    title = f' title="{esc(error_code)}"' if error_code else ""
+    title = f' title="{esc(reader_words(error_code))}"' if error_code else ""
     return Markup(f'<span class="status status-{esc(cls)}"{title}>{esc(label)}</span>')
 
 

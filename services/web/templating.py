@@ -9,7 +9,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 
-from services.web import posts, present
+from services.web import attempt_words, posts, present
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.filters.update(present.FILTERS)
@@ -22,6 +22,8 @@ TEMPLATES.env.globals.update(
     link_item=present.link_item,
     source_badge=present.source_badge,
     counts_line=posts.counts_line,
+    attempt_note=attempt_words.attempt_note,
+    step_detail=attempt_words.step_detail,
 )
 
 

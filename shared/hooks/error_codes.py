@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Literal
 
 Outcome = Literal["failed", "partial"]
@@ -353,3 +354,71 @@ def reason_of(error_code: str | None) -> str | None:
     """Short reader-facing name of a code (stalled, not_html, ...), None for none/unknown."""
     kind = kind_of(error_code)
     return None if kind is None else kind.reason
+
+
+READER_WORDS: dict[What, str] = {
+    "TIMEOUT": "the site took too long to answer",
+    "STALLED": "the site stopped sending",
+    "TRUNCATED": "the site's answer was cut off",
+    "TOO_LARGE": "it is larger than the archive keeps (its beginning was kept)",
+    "BOMB": "its compressed content unpacks to far more than the archive keeps",
+    "NOT_HTML": "it is a file, not a web page",
+    "RESOURCE_LIMIT": "it needed more memory or time than the archive gives a page",
+    "DECLINED": "the page asks not to be archived",
+    "REFUSED": "its address is not one the archive may visit",
+    "DNS": "the site's name could not be found",
+    "REDIRECTS": "it sent us round too many redirects",
+    "FAILED": "the site could not be reached",
+    "HTTP_5XX": "the site had an error",
+    "HTTP_4XX": "the site refused the request",
+    "HTTP_LATER": "the site asked us to come back later",
+    "HTTP_429": "the site asked us to slow down",
+    "BLOCKED": WALL_WORDS["blocked"],
+    "LOGIN_WALL": WALL_WORDS["login_wall"],
+    "LOGGED_OUT": WALL_WORDS["logged_out"],
+    "CONSENT_WALL": WALL_WORDS["consent_wall"],
+    "AGE_GATE": WALL_WORDS["age_gate"],
+    "NOT_FOUND": "it does not exist there (any more)",
+    "BAD_ANSWER": "the platform's answer could not be read",
+    "UNAVAILABLE": "the platform shows it as unavailable",
+    "NO_POST": "the platform did not show the post",
+    "NO_VIDEO": "there is no video on the page",
+    "PRIVATE": "it is private",
+    "REMOVED": "it was removed",
+    "GEO_BLOCKED": "it is not available where the archive runs",
+    "LOGIN_REQUIRED": "it needs a login",
+    "RATE_LIMITED": "the site asked us to slow down",
+    "NETWORK": "the connection failed during the download",
+    "STOPPED": "the download was stopped before it ended",
+    "SPAWN": "the archive had a problem of its own",
+    "CONFIG": "the archive had a problem of its own",
+    "MISSING": "the archive lacks a program it needs",
+    "UNRESPONSIVE": "the page froze the browser",
+    "SCRIPT": "a script on the page failed",
+    "BAD_REQUEST": "the archive had a problem of its own",
+    "NAVIGATION": "the browser could not load it",
+    "PROTOCOL": "the archive's browser had a problem",
+    "DOWNLOAD": "it is a file download, not a page",
+    "BROWSER": "the archive's browser had a problem",
+    "NO_BROWSER": "no browser was at hand",
+    "NOT_LOADED": "nothing was loaded",
+    "PDF_DOCUMENT": "it is a PDF (the file itself is kept)",
+    "HTTP_ERROR": "the site answered with an error page",
+    "DEPENDENCY": "a step it needs did not succeed",
+}
+"""What each kind of ending says to a reader of the public pages, in words: never a code, a
+hook's file name or an exception's text (those are for the owner: `dla show`, the JSON)."""
+
+
+def reader_words(error_code: str | None) -> str:
+    """Why an attempt fell short, for a reader: 'the site answered 404 (Not Found)' for an
+    HTTP code, the kind's READER_WORDS for another, 'something went wrong' for an unknown."""
+    m = _CODE.match(error_code or "")
+    status = m.group("status") if m else None
+    if status is not None and status.isdigit():
+        try:
+            return f"the site answered {status} ({HTTPStatus(int(status)).phrase})"
+        except ValueError:
+            return f"the site answered {status}"
+    what = what_of(error_code)
+    return "something went wrong" if what is None else READER_WORDS[what]

@@ -21,6 +21,8 @@ from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "bluesky"
+TITLE = "Bluesky"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("BLUESKY_APPVIEW_URL", "BLUESKY_PLC_URL")
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(r"^/profile/(?P<actor>[^/]+)/post/(?P<rkey>[A-Za-z0-9._:~-]{1,100})/?$")

@@ -15,6 +15,8 @@ from shared.platforms.outcome import StepOutcome
 from shared.platforms.post import Author, Post, PostMedia, iso_utc
 
 PLATFORM = "facebook"
+TITLE = "Facebook"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("FACEBOOK_EMBED_URL",)
 """The settings naming its API base URLs."""
 PATHS = (

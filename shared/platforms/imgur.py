@@ -11,6 +11,8 @@ from shared.platforms.embeds import oembed, ytdlp_step
 from shared.platforms.outcome import StepOutcome
 
 PLATFORM = "imgur"
+TITLE = "Imgur"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("IMGUR_OEMBED_URL",)
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(

@@ -17,6 +17,8 @@ from shared.platforms.outcome import StepOutcome
 from shared.platforms.post import Author, Post, PostMedia
 
 PLATFORM = "instagram"
+TITLE = "Instagram"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("INSTAGRAM_EMBED_URL",)
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(

@@ -25,6 +25,8 @@ class Platform:
     """One platform: its name (the plugin's), how it knows its links, its chain."""
 
     name: str
+    title: str
+    """Its name as readers know it ('X', 'TikTok')."""
     recognise: Callable[[str], PostRef | None]
     chain: Chain
     bases: tuple[str, ...]
@@ -32,7 +34,7 @@ class Platform:
 
 
 PLATFORMS: dict[str, Platform] = {
-    m.PLATFORM: Platform(m.PLATFORM, m.recognise, m.CHAIN, m.BASES)
+    m.PLATFORM: Platform(m.PLATFORM, m.TITLE, m.recognise, m.CHAIN, m.BASES)
     for m in (x, bluesky, tiktok, instagram, youtube, reddit, facebook, imgur, streamable, telegram)
 }
 

@@ -11,6 +11,8 @@ from shared.platforms.embeds import oembed, ytdlp_step
 from shared.platforms.outcome import StepOutcome
 
 PLATFORM = "streamable"
+TITLE = "Streamable"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("STREAMABLE_OEMBED_URL",)
 """The settings naming its API base URLs."""
 VIDEO_PATH = re.compile(r"^/(?:[eso]/)?(?P<id>[A-Za-z0-9]{3,20})/?$")

@@ -15,6 +15,8 @@ from shared.platforms.outcome import StepOutcome, gone, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
 
 PLATFORM = "telegram"
+TITLE = "Telegram"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("TELEGRAM_EMBED_URL",)
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(r"^/(?:s/)?(?P<channel>[A-Za-z]\w{3,31})/(?P<id>\d{1,12})/?$")

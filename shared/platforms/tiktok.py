@@ -20,6 +20,8 @@ from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "tiktok"
+TITLE = "TikTok"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("TIKTOK_WEB_URL", "TIKTOK_OEMBED_URL")
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(r"^/@(?P<handle>[\w.-]{1,64})/(?P<kind>video|photo)/(?P<id>\d{5,25})")

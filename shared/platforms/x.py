@@ -26,6 +26,8 @@ from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "x"
+TITLE = "X"
+"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("X_SYNDICATION_URL", "FXTWITTER_API_URL")
 """The settings naming its API base URLs."""
 HOSTS = ("x.com", "twitter.com", "mobile.twitter.com", "mobile.x.com")
