@@ -14,7 +14,7 @@ import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out, print_json, short, table
-from services.supervisor.cli.stack_client import StackClient, stack_client
+from services.supervisor.cli.stack_client import StackClient, connect_nats, stack_client
 from services.supervisor.names import SERVICES
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -44,23 +44,9 @@ def health(client: StackClient) -> dict[str, str]:
 
 async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
     """Per consumer: messages not yet delivered and delivered but not acknowledged."""
-    import nats  # here, not at the top: `dla --help` should not pay for the NATS client
-
     from shared.subjects import CONSUMERS
 
-    async def quiet(exc: Exception) -> None:  # the caller reports the failure in one line
-        pass
-
-    servers = [s.strip() for s in nats_url.split(",") if s.strip()]
-    # two quick tries per server: nats-py retries even a first connection (60 times, 2 s
-    # apart, allow_reconnect=False or not), so a stopped archive took the whole 5 s to report
-    nc = await asyncio.wait_for(
-        nats.connect(
-            servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2,
-            max_reconnect_attempts=1, reconnect_time_wait=0, error_cb=quiet,
-        ),
-        timeout=min(timeout, 5.0),
-    )  # fmt: skip
+    nc = await connect_nats(nats_url, timeout)
     try:
         js = nc.jetstream(timeout=timeout)
         found: dict[str, dict[str, int]] = {}
