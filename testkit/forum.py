@@ -108,3 +108,27 @@ def serve_topic(server: FixtureServer, topic_id: int, posts: list[Post]) -> list
 
 
 JSON = {"Content-Type": "application/json; charset=utf-8"}
+
+
+TOPIC_SIZE = 45
+"""Posts of `linked_topic`: three pages of Discourse's (20 with the topic, then 20 and 5)."""
+OWN_LINKS = [n for n in range(1, TOPIC_SIZE + 1) if n % 3 == 0]
+"""Post numbers of `linked_topic` with a link of their own."""
+QUOTED_LINKS = [n for n in range(1, TOPIC_SIZE + 1) if n % 5 == 0]
+"""Post numbers of `linked_topic` quoting a link (some have both)."""
+
+
+def linked_topic(topic_id: int, own: str, quoted: str, first_id: int = 100) -> list[Post]:
+    """A topic of TOPIC_SIZE posts (ids first_id + n): post n links `own.format(n)` in its
+    own words when n is in OWN_LINKS, and quotes `quoted.format(n)` when in QUOTED_LINKS."""
+    posts = []
+    for n in range(1, TOPIC_SIZE + 1):
+        html = f'<p>post {n} <a href="{own.format(n)}">read</a></p>' if n in OWN_LINKS else ""
+        if n in QUOTED_LINKS:
+            html = (
+                '<aside class="quote" data-username="bob"><blockquote><p>'
+                f'<a href="{quoted.format(n)}">quoted</a></p></blockquote></aside>{html}'
+            )
+        cooked = html or f"<p>post {n}, no link</p>"
+        posts.append(Post(first_id + n, topic_id, cooked, title="Lost threads", post_number=n))
+    return posts

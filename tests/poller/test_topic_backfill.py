@@ -19,32 +19,24 @@ from shared.discourse import NotATopic
 from shared.lifecycle import ServiceContext
 from shared.messages import BackfillReport, BackfillRequest, FeedPost
 from shared.subjects import FEED, POLLER_BACKFILL
-from testkit.forum import JSON, Post, posts_rss, serve_topic
+from testkit.forum import (
+    JSON,
+    OWN_LINKS,
+    QUOTED_LINKS,
+    linked_topic,
+    posts_rss,
+    serve_topic,
+)
 from testkit.httpserver import FixtureServer, Reply
 from testkit.waiting import until
 
 pytestmark = pytest.mark.integration
 
 TOPIC = 7
-SIZE = 45
-
-
-def cooked(n: int) -> str:
-    """Post n of the topic: its own link in every third post, a quoted link in every fifth."""
-    html = f"<p>post {n}</p>"
-    if n % 3 == 0:
-        html += f'<p>see <a href="https://www.reddit.com/r/own/comments/p{n}/t/">this</a></p>'
-    if n % 5 == 0:
-        html = (
-            '<aside class="quote" data-username="bob"><blockquote><p>'
-            f'<a href="https://x.com/bob/status/{n}">quoted</a></p></blockquote></aside>' + html
-        )
-    return html
-
-
-POSTS = [Post(100 + n, TOPIC, cooked(n), title="Lost threads", post_number=n) for n in range(1, 46)]
-OWN = [n for n in range(1, 46) if n % 3 == 0]
-QUOTED = [n for n in range(1, 46) if n % 5 == 0]
+POSTS = linked_topic(
+    TOPIC, "https://www.reddit.com/r/own/comments/p{}/t/", "https://x.com/b/status/{}"
+)
+OWN, QUOTED = OWN_LINKS, QUOTED_LINKS
 
 
 @dataclass
@@ -181,3 +173,8 @@ async def test_a_url_that_is_no_topic_is_refused_by_asker_and_poller(
     assert report.reason == "not_a_topic" and report.posts == 0
     reply = await poller.nc.request(POLLER_BACKFILL, b"{not json", timeout=60)
     assert BackfillReport.model_validate_json(reply.data).reason == "invalid"
+
+
+def test_several_feeds_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FEEDS", "https://a.test/posts.rss, https://B.test/Posts.rss,")
+    assert PollerSettings().feeds == ["https://a.test/posts.rss", "https://B.test/Posts.rss"]
