@@ -12,7 +12,15 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from services.poller.feed_fetch import DISCOURSE_GUID, FeedError, FeedItem, FeedState, content_hash
+from services.poller.feed_fetch import (
+    DISCOURSE_GUID,
+    FeedError,
+    FeedItem,
+    FeedState,
+    content_hash,
+    fetch_errors,
+    read_capped,
+)
 from shared.discourse import TopicRef
 
 log = logging.getLogger(__name__)
@@ -59,7 +67,7 @@ async def get_json(
     """GET a JSON object (at most max_bytes); FeedError with the reason otherwise:
     not_found (404/410), private (401/403: a private topic or a forum behind a login),
     http_status, too_large, timeout, network, malformed (not a JSON object)."""
-    try:
+    with fetch_errors(url):
         async with client.stream("GET", url, params=params) as resp:
             if resp.status_code in (404, 410):
                 raise FeedError("not_found", f"{url}: not found (HTTP {resp.status_code})")
@@ -71,21 +79,13 @@ async def get_json(
                 )
             if resp.status_code >= 400:
                 raise FeedError("http_status", f"HTTP {resp.status_code} from {url}")
-            body = bytearray()
-            async for chunk in resp.aiter_bytes():
-                body.extend(chunk)
-                if len(body) > max_bytes:
-                    raise FeedError("too_large", f"{url}: more than {max_bytes} bytes")
-    except httpx.TimeoutException as exc:
-        raise FeedError("timeout", f"timeout fetching {url}: {exc}") from exc
-    except httpx.HTTPError as exc:
-        raise FeedError("network", f"fetching {url} failed: {exc}") from exc
+            body = await read_capped(resp, max_bytes, url)
     try:
-        data = httpx.Response(200, content=bytes(body)).json()
+        data = httpx.Response(200, content=body).json()
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise FeedError("malformed", f"{url}: not a JSON object: {bytes(body[:60])!r}")
+        raise FeedError("malformed", f"{url}: not a JSON object: {body[:60]!r}")
     return data
 
 
