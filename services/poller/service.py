@@ -171,7 +171,7 @@ class Poller:
         except FeedError as exc:
             return report.model_copy(update={"error": str(exc), "reason": exc.reason})
         except BusError as exc:
-            error = f"JetStream did not store every post ({report.posts} stored): {exc}"
+            error = f"JetStream unavailable ({report.posts} of the topic's posts stored): {exc}"
             return report.model_copy(update={"error": error, "reason": "unavailable"})
         log.info("backfilled topic %s: %d posts, %d links", topic.url, report.posts, report.links)
         return report
