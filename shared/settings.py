@@ -21,6 +21,12 @@ def split_csv(value: str | list[str]) -> list[str]:
     return [i.strip().lower() for i in items if i.strip()]
 
 
+def split_urls(value: str | list[str]) -> list[str]:
+    """A comma-separated list of URLs, trimmed, empty items dropped, case kept."""
+    items = value if isinstance(value, list) else value.split(",")
+    return [i.strip() for i in items if i.strip()]
+
+
 class CommonSettings(BaseSettings):
     """Settings every service reads."""
 

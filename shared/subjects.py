@@ -106,6 +106,12 @@ COMMANDS = StreamSpec(
 )
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)
 
+POLLER_BACKFILL = "poller.backfill"
+"""NATS request/reply, in no stream: `dla backfill` asks the poller to read a whole topic
+(BackfillRequest) and waits for its answer (BackfillReport); the poller's queue group
+`POLLER_QUEUE` answers once however many pollers run."""
+POLLER_QUEUE = "poller"
+
 POLLER_POSITIONS = "POLLER_POSITIONS"
 """Key-value bucket: each feed's poller position (newest post id, last guids), one key a feed."""
 

@@ -6,6 +6,8 @@ import calendar
 import hashlib
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -93,7 +95,7 @@ async def fetch(
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    try:
+    with fetch_errors(url):
         async with client.stream("GET", url, headers=headers) as resp:
             if resp.status_code == 304:
                 return None
@@ -102,18 +104,31 @@ async def fetch(
             declared = resp.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise FeedError("too_large", f"feed declares {declared} bytes > {max_bytes}")
-            body = bytearray()
-            async for chunk in resp.aiter_bytes():
-                body.extend(chunk)
-                if len(body) > max_bytes:
-                    raise FeedError("too_large", f"feed body exceeds {max_bytes} bytes")
+            body = await read_capped(resp, max_bytes, "feed body")
             state.etag = resp.headers.get("etag")
             state.last_modified = resp.headers.get("last-modified")
-            return bytes(body)
+            return body
+
+
+@contextmanager
+def fetch_errors(url: str) -> Iterator[None]:
+    """httpx's timeouts and other failures of a request to `url` as FeedError."""
+    try:
+        yield
     except httpx.TimeoutException as exc:
         raise FeedError("timeout", f"timeout fetching {url}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise FeedError("network", f"fetching {url} failed: {exc}") from exc
+
+
+async def read_capped(resp: httpx.Response, max_bytes: int, what: str) -> bytes:
+    """The response's body; FeedError ("too_large") once it passes max_bytes."""
+    body = bytearray()
+    async for chunk in resp.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > max_bytes:
+            raise FeedError("too_large", f"{what} exceeds {max_bytes} bytes")
+    return bytes(body)
 
 
 def _when(entry: Any, key: str) -> datetime | None:

@@ -16,10 +16,14 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
+import nats.errors
+from nats.aio.msg import Msg
+from pydantic import ValidationError
 
 from services.poller import metrics
-from services.poller.backfill import backfill
+from services.poller.backfill import backfill, read_topic
 from services.poller.feed_fetch import (
+    DISCOURSE_GUID,
     FeedError,
     FeedItem,
     FeedState,
@@ -33,18 +37,28 @@ from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
 from shared import bus
+from shared.discourse import NotATopic, TopicRef, forum_of, parse_topic_url
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.links import occurrences_for_post
 from shared.links.urlparts import scrub_credentials
-from shared.messages import FeedGap, FeedPost
+from shared.messages import BackfillReport, BackfillRequest, FeedGap, FeedPost
 from shared.observability import HealthCheck
-from shared.subjects import FEED_GAP, FEED_POST
+from shared.subjects import FEED_GAP, FEED_POST, POLLER_BACKFILL, POLLER_QUEUE
 
 log = logging.getLogger(__name__)
 
 
 SEEN_CAPACITY = 100_000
+
+
+def guid_prefix(state: FeedState, topic: TopicRef) -> str:
+    """The guid prefix posts of this forum have in its posts.rss (`<prefix>-post-<id>`), as
+    the feed's last poll showed it; Discourse's own, the forum's host name, before any poll."""
+    for guid in state.last_guids:
+        if m := DISCOURSE_GUID.match(guid):
+            return m.group("prefix")
+    return urlsplit(topic.base).hostname or topic.forum
 
 
 def has_gap(state: FeedState, items: list[FeedItem]) -> bool:
@@ -110,19 +124,71 @@ class Poller:
     ) -> None:
         """Publish items not published before with the same content hash (oldest first)."""
         for item in sorted(items, key=lambda i: i.published_at or datetime.min.replace(tzinfo=UTC)):
-            if self.published.get(item.guid) == item.content_hash:
-                continue
-            message = await self.to_message(client, feed_url, item)
-            await bus.publish(self.ctx.js, FEED_POST, message)
-            self.published[item.guid] = item.content_hash
-            self.published.move_to_end(item.guid)
-            while len(self.published) > SEEN_CAPACITY:
-                self.published.popitem(last=False)
-            feed = feed_label(feed_url)
-            POSTS.labels(feed).inc()
-            quoted = sum(1 for link in message.links if link.in_quote)
-            LINKS.labels(feed, "true").inc(quoted)
-            LINKS.labels(feed, "false").inc(len(message.links) - quoted)
+            if self.published.get(item.guid) != item.content_hash:
+                await self.publish_item(client, feed_url, item)
+
+    async def publish_item(
+        self, client: httpx.AsyncClient, feed_url: str, item: FeedItem
+    ) -> FeedPost:
+        """Publish one item on feed.post (raises BusError when JetStream did not store it)."""
+        message = await self.to_message(client, feed_url, item)
+        await bus.publish(self.ctx.js, FEED_POST, message)
+        self.published[item.guid] = item.content_hash
+        self.published.move_to_end(item.guid)
+        while len(self.published) > SEEN_CAPACITY:
+            self.published.popitem(last=False)
+        feed = feed_label(feed_url)
+        POSTS.labels(feed).inc()
+        quoted = sum(1 for link in message.links if link.in_quote)
+        LINKS.labels(feed, "true").inc(quoted)
+        LINKS.labels(feed, "false").inc(len(message.links) - quoted)
+        return message
+
+    async def backfill_topic(self, client: httpx.AsyncClient, topic_url: str) -> BackfillReport:
+        """Read a whole topic of a watched forum and publish every post of it on feed.post,
+        as polls do (the writer's idempotent apply makes a second run add nothing). Only
+        the forums of FEEDS are read: a topic elsewhere is refused, never fetched."""
+        report = BackfillReport(topic_url=topic_url)
+        try:
+            topic = parse_topic_url(topic_url)
+        except NotATopic as exc:
+            return report.model_copy(update={"error": str(exc), "reason": "not_a_topic"})
+        report.forum = topic.forum
+        feed_url = next((f for f in self.settings.feeds if forum_of(f) == topic.forum), None)
+        if feed_url is None:
+            watched = ", ".join(sorted({forum_of(f) for f in self.settings.feeds}))
+            error = f"{topic.forum} is not a forum this archive watches (FEEDS: {watched})"
+            return report.model_copy(update={"error": error, "reason": "not_watched"})
+        try:
+            await self.load_position(feed_url)
+            prefix = guid_prefix(self.states[feed_url], topic)
+            items = await read_topic(client, topic, prefix, self.settings.feed_max_bytes)
+            for item in items:
+                message = await self.publish_item(client, feed_url, item)
+                report.posts += 1
+                report.links += len(message.links)
+                report.quoted += sum(1 for link in message.links if link.in_quote)
+        except FeedError as exc:
+            return report.model_copy(update={"error": str(exc), "reason": exc.reason})
+        except BusError as exc:
+            error = f"JetStream unavailable ({report.posts} of the topic's posts stored): {exc}"
+            return report.model_copy(update={"error": error, "reason": "unavailable"})
+        log.info("backfilled topic %s: %d posts, %d links", topic.url, report.posts, report.links)
+        return report
+
+    async def answer_backfill(self, client: httpx.AsyncClient, msg: Msg) -> None:
+        """Answer one poller.backfill request with its report."""
+        try:
+            asked = BackfillRequest.model_validate_json(msg.data)
+        except ValidationError as exc:
+            error = f"bad request: {exc}"[:300]
+            report = BackfillReport(topic_url="", error=error, reason="invalid")
+        else:
+            report = await self.backfill_topic(client, asked.topic_url)
+        if report.error:
+            log.warning("backfill of %r refused: %s", report.topic_url, report.error)
+        with contextlib.suppress(nats.errors.Error):
+            await msg.respond(report.model_dump_json().encode())
 
     async def load_position(self, feed_url: str) -> None:
         """Read the feed's stored position once (raises BusError while JetStream is away)."""
@@ -197,7 +263,12 @@ class Poller:
         GAPS.labels(feed_label(feed_url)).inc()
         try:
             missed, closed = await backfill(
-                client, feed_url, items, state, self.settings.backfill_max_pages
+                client,
+                feed_url,
+                items,
+                state,
+                self.settings.backfill_max_pages,
+                self.settings.feed_max_bytes,
             )
         except FeedError as exc:
             log.warning("gap in %s not filled: %s", feed_url, exc)
@@ -219,12 +290,19 @@ class Poller:
         timeout = httpx.Timeout(self.settings.feed_timeout_seconds)
         headers = {"User-Agent": self.settings.user_agent}
         async with httpx.AsyncClient(timeout=timeout, headers=headers, follow_redirects=True) as c:
+
+            async def answer(msg: Msg) -> None:
+                await self.answer_backfill(c, msg)
+
+            requests = await self.ctx.nc.subscribe(POLLER_BACKFILL, POLLER_QUEUE, cb=answer)
             while not self.ctx.stop.is_set():
                 await asyncio.gather(*(self.poll(c, url) for url in self.settings.feeds))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
                         self.ctx.stop.wait(), timeout=self.settings.poll_interval_seconds
                     )
+            with contextlib.suppress(nats.errors.Error):
+                await requests.unsubscribe()
             if self._resolver is not None:
                 await self._resolver.aclose()
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from shared.settings import CommonSettings, CsvList
+from shared.settings import CommonSettings, CsvList, split_urls
 
 
 class PollerSettings(CommonSettings):
@@ -21,5 +21,10 @@ class PollerSettings(CommonSettings):
     feed_max_bytes: int = Field(20 * 1024 * 1024, gt=0, description="Largest feed body accepted.")
     backfill_max_pages: int = Field(10, ge=0, description="posts.json pages fetched to fill a gap.")
 
+    @field_validator("feeds", mode="before")
+    @classmethod
+    def _split(cls, value: str | list[str]) -> list[str]:
+        return split_urls(value)  # (FEEDS from the environment is one comma-separated string)
+
     def model_post_init(self, _: object) -> None:
-        self.feeds = [f.strip() for f in self.feeds if f.strip()] or [self.rss_url]
+        self.feeds = self.feeds or [self.rss_url]

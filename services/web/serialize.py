@@ -109,6 +109,7 @@ def link_detail(link: dict[str, Any]) -> dict[str, Any]:
         "occurrences": [
             {
                 "post_url": o["post_url"],
+                "forum": o["forum"],
                 "topic_title": o["topic_title"],
                 "author": o["author"],
                 "in_quote": o["in_quote"],

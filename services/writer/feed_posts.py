@@ -13,6 +13,7 @@ from services.writer.clock import iso, iso_or_none
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
+from shared.discourse import forum_of
 from shared.links.canonical import CanonicalUrl
 from shared.messages import FeedGap, FeedPost, LinkOccurrence
 
@@ -51,11 +52,12 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
         return
     post_id = int(
         conn.execute(
-            "INSERT INTO discourse_posts (guid, post_url, feed_url, topic_url, title,"
+            "INSERT INTO discourse_posts (guid, post_url, feed_url, forum, topic_url, title,"
             " author_username, published_at, updated_at, content_html, content_hash,"
-            " first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (guid) DO UPDATE SET post_url = excluded.post_url,"
-            " feed_url = excluded.feed_url, topic_url = excluded.topic_url,"
+            " feed_url = excluded.feed_url, forum = excluded.forum,"
+            " topic_url = excluded.topic_url,"
             " title = excluded.title, author_username = excluded.author_username,"
             " published_at = excluded.published_at, updated_at = excluded.updated_at,"
             " content_html = excluded.content_html, content_hash = excluded.content_hash,"
@@ -65,6 +67,7 @@ def apply_feed_post(ctx: ApplyContext, post: FeedPost) -> None:
                 post.guid,
                 post.post_url,
                 post.feed_url,
+                forum_of(post.post_url),
                 post.topic_url,
                 post.title,
                 post.author,

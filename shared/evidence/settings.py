@@ -8,11 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-
-def split_urls(value: str | list[str]) -> list[str]:
-    """A comma-separated list of URLs, trimmed, empty items dropped, case kept."""
-    items = value if isinstance(value, list) else value.split(",")
-    return [i.strip() for i in items if i.strip()]
+from shared.settings import split_urls
 
 
 class EvidenceSettings(BaseSettings):

@@ -31,12 +31,20 @@ from shared.messages.evidence import (
     TimestampResult,
     Verdict,
 )
-from shared.messages.feed import FeedGap, FeedPost, LinkOccurrence
+from shared.messages.feed import (
+    BackfillReport,
+    BackfillRequest,
+    FeedGap,
+    FeedPost,
+    LinkOccurrence,
+)
 from shared.messages.liveness import Answer, LivenessCheck, LivenessResult
 
 __all__ = [
     "Answer",
     "AttemptReport",
+    "BackfillReport",
+    "BackfillRequest",
     "CaptureDone",
     "CaptureEvent",
     "CaptureJob",

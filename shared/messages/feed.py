@@ -89,3 +89,35 @@ class FeedGap(Message):
 
     def msg_id(self) -> str:
         return f"gap:{self.feed_url}:{self.detected_at.isoformat()}"
+
+
+class BackfillRequest(BaseModel):
+    """``poller.backfill`` (NATS request/reply, in no stream): read a whole topic now."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    topic_url: str
+    """The topic as the person pasted it (``shared.discourse.parse_topic_url``)."""
+
+
+class BackfillReport(BaseModel):
+    """The poller's answer to a BackfillRequest: what it read and published, or why not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    topic_url: str
+    """The topic as asked."""
+    forum: str = ""
+    """The forum it is on (``shared.discourse.forum_of``)."""
+    posts: int = 0
+    """Posts read and published on ``feed.post``."""
+    links: int = 0
+    """Link occurrences found in them."""
+    quoted: int = 0
+    """Of which inside quotes."""
+    error: str | None = None
+    """Why nothing was published (None: done)."""
+    reason: str | None = None
+    """The error's kind: not_a_topic, not_watched, not_found, private, malformed,
+    http_status, network, timeout, too_large, unavailable (JetStream), invalid (the
+    request itself)."""

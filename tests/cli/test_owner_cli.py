@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,38 +94,44 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
         for i in range(PAGES):
             body = f"<html><head><title>Page {i}</title></head><body>owl number {i}</body></html>"
             pages.routes[f"/page/{i}"] = Reply(body.encode())
-        (port,) = free_ports(1)
-        env = own_engines_env()
-        env.update(
-            DATA_DIR=str(tmp / "data"),
-            RSS_URL=f"{forum.base}/posts.rss",
-            ALLOW_PRIVATE_TARGETS="true",
-            ARCHIVE_MODE="all",
-            WEB_PORT=str(port),
-            POLL_INTERVAL_SECONDS="5",
+        env = {"RSS_URL": f"{forum.base}/posts.rss", "POLL_INTERVAL_SECONDS": "5"}
+        with dla_up(tmp, env, pages) as running:
+            yield running
+
+
+@contextmanager
+def dla_up(tmp: Path, settings: dict[str, str], pages: FixtureServer) -> Iterator[Up]:
+    """`dla up` with these settings (data in tmp/data, captures allowed on 127.0.0.x), until
+    the block ends."""
+    (port,) = free_ports(1)
+    env = own_engines_env()
+    env.update(
+        DATA_DIR=str(tmp / "data"),
+        ALLOW_PRIVATE_TARGETS="true",
+        ARCHIVE_MODE="all",
+        WEB_PORT=str(port),
+    )
+    env.update(settings)
+    log = (tmp / "up.log").open("wb")
+    proc = subprocess.Popen([DLA, "up"], env=env, stdout=log, stderr=log, start_new_session=True)
+    web = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(
+            lambda: (
+                (tmp / "data" / "run" / "stack.json").exists()
+                and httpx.get(f"{web}/healthz", timeout=2).status_code == 200
+            ),
+            90,
+            "dla up answering",
+            interval=0.5,
+            ignore=(httpx.HTTPError,),
+            give_up=lambda: proc.poll() is not None,
+            explain=lambda: (tmp / "up.log").read_text()[-3000:],
         )
-        log = (tmp / "up.log").open("wb")
-        proc = subprocess.Popen(
-            [DLA, "up"], env=env, stdout=log, stderr=log, start_new_session=True
-        )
-        web = f"http://127.0.0.1:{port}"
-        try:
-            wait_for(
-                lambda: (
-                    (tmp / "data" / "run" / "stack.json").exists()
-                    and httpx.get(f"{web}/healthz", timeout=2).status_code == 200
-                ),
-                90,
-                "dla up answering",
-                interval=0.5,
-                ignore=(httpx.HTTPError,),
-                give_up=lambda: proc.poll() is not None,
-                explain=lambda: (tmp / "up.log").read_text()[-3000:],
-            )
-            yield Up(tmp / "data", web, proc, pages)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
+        yield Up(tmp / "data", web, proc, pages)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
 
 
 def test_add_20_urls_reports_20_outcomes(up: Up) -> None:

@@ -133,7 +133,9 @@ async def test_backfill_closes_a_gap_from_posts_json(forum: FixtureServer) -> No
     state = FeedState(max_post_id=12)
     current = parse(posts_rss(forum.base, [Post(i, 1, "") for i in range(25, 31)]), forum.base)
     async with httpx.AsyncClient() as client:
-        missed, closed = await backfill(client, f"{forum.base}/posts.rss", current, state, 10)
+        missed, closed = await backfill(
+            client, f"{forum.base}/posts.rss", current, state, 10, 1 << 20
+        )
     assert closed
     assert sorted(i.discourse_id or 0 for i in missed) == list(range(13, 25))
     assert all(i.guid.startswith("forum.test-post-") for i in missed)
@@ -146,7 +148,7 @@ async def test_backfill_is_bounded(forum: FixtureServer) -> None:
     current = parse(posts_rss(forum.base, [Post(1000, 1, "")]), forum.base)
     async with httpx.AsyncClient() as client:
         missed, closed = await backfill(
-            client, f"{forum.base}/posts.rss", current, FeedState(max_post_id=1), 3
+            client, f"{forum.base}/posts.rss", current, FeedState(max_post_id=1), 3, 1 << 20
         )
     assert not closed and len(missed) == 3
 

@@ -145,19 +145,20 @@ async def test_before_the_writer_created_the_database(tmp_path) -> None:
 
 def test_the_listing_pages_are_read_from_the_listing_index(archive) -> None:
     """The newest page and its cursor pages walk links_listed in order (no sort of every
-    listed link), with or without ANALYZE statistics: the plan of the very SQL text the
-    page runs, whose values are bound parameters."""
+    listed link), with or without ANALYZE statistics and a forum filter: the plan of the
+    very SQL text the page runs, whose values are bound parameters."""
+    import itertools
     import sqlite3
 
     from services.web.queries import links as lq
 
     conn = sqlite3.connect(archive / "archive.sqlite3")
-    values = {"limit": 51, "at": "2026-01-01T12:00:00.000000Z", "link_id": 2}
+    values = {"limit": 51, "at": "2026-01-01T12:00:00.000000Z", "link_id": 2, "forum": "f.test"}
     for analyze in (False, True):
         if analyze:
             conn.execute("ANALYZE")
-        for after_cursor in (False, True):
-            query = lq.recent_query(after_cursor)
+        for after_cursor, forum in itertools.product((False, True), (False, True)):
+            query = lq.recent_query(after_cursor, forum)
             rows = conn.execute("EXPLAIN QUERY PLAN " + query.sql, query.args(values))
             plan = " ".join(r[3] for r in rows)
             assert "USING INDEX links_listed" in plan and "TEMP B-TREE" not in plan, plan

@@ -94,3 +94,27 @@ def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path, monkeyp
         mod.migrate(conn)
     assert current_version(conn) == len(real)
     assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 't'").fetchone()
+
+
+def test_posts_stored_before_forums_get_the_forum_of_their_post_url(tmp_path: Path) -> None:
+    from shared.discourse import forum_of
+
+    old = sqlite3.connect(tmp_path / "old.sqlite3", isolation_level=None)
+    migrate(old, target=14)
+    urls = [
+        "https://Discuss.Example.com/t/a-topic/12/3",
+        "http://127.0.0.1:8080/t/topic/1#post_2",
+        "https://forum.test/t/b/7?page=2#post_31",
+        "https://forum.test?u=@bob",
+    ]
+    for n, url in enumerate(urls):
+        old.execute(
+            "INSERT INTO discourse_posts (guid, post_url, content_html, content_hash,"
+            " last_seen_at) VALUES (?, ?, '', '', '2025-01-01')",
+            (f"g{n}", url),
+        )
+    old.close()
+    upgraded = open_db(tmp_path / "old.sqlite3")
+    got = [r[0] for r in upgraded.execute("SELECT forum FROM discourse_posts ORDER BY id")]
+    assert got == ["discuss.example.com", "127.0.0.1:8080", "forum.test", "forum.test"]
+    assert got == [forum_of(u) for u in urls]  # what the writer stores for new posts

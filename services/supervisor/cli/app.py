@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from services.supervisor.cli import browse, capture, data, moderation, verify
+from services.supervisor.cli import backfill, browse, capture, data, moderation, verify
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.names import SERVICES
 from shared.logs import setup_logging
@@ -73,6 +73,7 @@ def alert_config(
 
 
 capture.register(app)
+backfill.register(app)
 browse.register(app)
 moderation.register(app)
 data.register(app)

@@ -14,10 +14,19 @@ import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out, print_json, short, table
-from services.supervisor.cli.stack_client import StackClient, stack_client
+from services.supervisor.cli.stack_client import StackClient, connect_nats, stack_client
 from services.supervisor.names import SERVICES
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ForumOpt = Annotated[
+    str | None,
+    typer.Option(help="Only links posted on this forum (its host, as `dla show` names it)."),
+]
+
+
+def with_forum(params: dict[str, str | int], forum: str | None) -> dict[str, str | int]:
+    """The query parameters, with `forum` when one is given."""
+    return params | {"forum": forum} if forum else params
 
 
 def health(client: StackClient) -> dict[str, str]:
@@ -44,23 +53,9 @@ def health(client: StackClient) -> dict[str, str]:
 
 async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
     """Per consumer: messages not yet delivered and delivered but not acknowledged."""
-    import nats  # here, not at the top: `dla --help` should not pay for the NATS client
-
     from shared.subjects import CONSUMERS
 
-    async def quiet(exc: Exception) -> None:  # the caller reports the failure in one line
-        pass
-
-    servers = [s.strip() for s in nats_url.split(",") if s.strip()]
-    # two quick tries per server: nats-py retries even a first connection (60 times, 2 s
-    # apart, allow_reconnect=False or not), so a stopped archive took the whole 5 s to report
-    nc = await asyncio.wait_for(
-        nats.connect(
-            servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2,
-            max_reconnect_attempts=1, reconnect_time_wait=0, error_cb=quiet,
-        ),
-        timeout=min(timeout, 5.0),
-    )  # fmt: skip
+    nc = await connect_nats(nats_url, timeout)
     try:
         js = nc.jetstream(timeout=timeout)
         found: dict[str, dict[str, int]] = {}
@@ -151,11 +146,12 @@ def register(app: typer.Typer) -> None:
     @app.command("ls")
     def ls(
         limit: Annotated[int, typer.Option(help="How many (newest first).", min=1, max=1000)] = 50,
+        forum: ForumOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """The newest archives, as the home page lists them."""
         with stack_client() as client:
-            data = client.get_json("/index.json", params={"limit": limit})
+            data = client.get_json("/index.json", params=with_forum({"limit": limit}, forum))
         links = data.get("links", []) if isinstance(data, dict) else []
         if as_json:
             print_json(data)
@@ -179,11 +175,13 @@ def register(app: typer.Typer) -> None:
     def search(
         query: Annotated[str, typer.Argument(help="Words to find (searched as words).")],
         limit: Annotated[int, typer.Option(help="How many results.", min=1, max=1000)] = 20,
+        forum: ForumOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Full-text search over titles, URLs and text, as /search does."""
+        params = with_forum({"q": query, "limit": limit}, forum)
         with stack_client() as client:
-            data = client.get_json("/search.json", params={"q": query, "limit": limit})
+            data = client.get_json("/search.json", params=params)
         if as_json:
             print_json(data)
             return
@@ -217,6 +215,22 @@ def register(app: typer.Typer) -> None:
         meta = data.get("metadata") or {}
         scalars += [(f"metadata.{k}", v) for k, v in meta.items() if v]
         table(f"link {link_id}", ["field", "value"], [(k, short(v, 90)) for k, v in scalars])
+        posted = data.get("occurrences") or []
+        if posted:
+            table(
+                "where posted",
+                ["forum", "post", "by", "seen", "quoted"],
+                [
+                    (
+                        o.get("forum"),
+                        short(o.get("topic_title") or o.get("post_url"), 50),
+                        o.get("author") or "",
+                        short(o.get("seen_at"), 19),
+                        "quoted" if o.get("in_quote") else "",
+                    )
+                    for o in posted
+                ],
+            )
         snaps = data.get("snapshots") or []
         if snaps:
             table(

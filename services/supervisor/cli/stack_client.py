@@ -7,12 +7,13 @@ ADMIN_TOKEN (or ADMIN_TOKENS' first), else the one `dla up` generated in DATA_DI
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import Field, SecretStr
@@ -20,6 +21,9 @@ from pydantic import Field, SecretStr
 from services.supervisor.cli.errors import CliError, Exit
 from shared import admin_tokens
 from shared.settings import CommonSettings
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as Nats
 
 STACK_FILE = "stack.json"
 DOWNLOAD_CHUNK = 1 << 20
@@ -216,3 +220,22 @@ def stack_client() -> Iterator[StackClient]:
         yield client
     finally:
         client.close()
+
+
+async def connect_nats(nats_url: str, timeout: float) -> Nats:
+    """A NATS connection for one command, given up on quickly when NATS is not there."""
+    import nats  # here, not at the top: `dla --help` should not pay for the NATS client
+
+    async def quiet(exc: Exception) -> None:  # the caller reports the failure in one line
+        pass
+
+    servers = [s.strip() for s in nats_url.split(",") if s.strip()]
+    # two quick tries per server: nats-py retries even a first connection (60 times, 2 s
+    # apart, allow_reconnect=False or not), so a stopped archive took the whole 5 s to report
+    return await asyncio.wait_for(
+        nats.connect(
+            servers=servers, name="dla-cli", allow_reconnect=False, connect_timeout=2,
+            max_reconnect_attempts=1, reconnect_time_wait=0, error_cb=quiet,
+        ),
+        timeout=min(timeout, 5.0),
+    )  # fmt: skip

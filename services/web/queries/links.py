@@ -74,6 +74,15 @@ def quoted_of(link_id: Any) -> Any:
     return exists().where(link_occurrences.c.link_id == link_id, link_occurrences.c.in_quote == 1)
 
 
+def posted_on(forum: Any) -> Any:
+    """EXISTS: the link was posted on this forum (``discourse_posts.forum``)."""
+    return exists().where(
+        link_occurrences.c.link_id == links.c.id,
+        discourse_posts.c.id == link_occurrences.c.discourse_post_id,
+        discourse_posts.c.forum == forum,
+    )
+
+
 def has_video(link_id: Any) -> Any:
     """EXISTS: the link has a video artifact, or shows a video another link's job downloaded
     (the same video under another URL is downloaded once: ``link_media``)."""
@@ -166,11 +175,14 @@ def summaries(*, status_index: bool = True) -> Select[Any]:
 
 
 @cache
-def recent_query(after_cursor: bool) -> Prepared:
+def recent_query(after_cursor: bool, forum: bool = False) -> Prepared:
     """The listing page query: values ``limit`` (one more than the page: the extra row says
-    there is a next page) and, after a cursor, ``at`` and ``link_id``."""
+    there is a next page), after a cursor ``at`` and ``link_id``, and with ``forum`` only
+    the links posted on ``forum``."""
     stmt = summaries(status_index=False).order_by(listed_at.desc(), links.c.id.desc())
     stmt = stmt.limit(param("limit", integer=True))
+    if forum:
+        stmt = stmt.where(posted_on(param("forum")))
     if after_cursor:
         # (listed_at, id) < cursor, spelled so that the listing index serves it as a range
         at = param("at")
@@ -178,12 +190,17 @@ def recent_query(after_cursor: bool) -> Prepared:
     return Prepared(stmt)
 
 
-def recent(conn: Connection, limit: int, cursor: Cursor | None) -> list[dict[str, Any]]:
-    """The newest listed links (limit + 1 of them), with their artifacts."""
-    if cursor is None:
-        rows = recent_query(False).rows(conn, limit=limit + 1)
-    else:
-        rows = recent_query(True).rows(conn, limit=limit + 1, at=cursor.at, link_id=cursor.link_id)
+def recent(
+    conn: Connection, limit: int, cursor: Cursor | None, forum: str | None = None
+) -> list[dict[str, Any]]:
+    """The newest listed links (limit + 1 of them), with their artifacts; with ``forum``
+    only those posted on it."""
+    values: dict[str, Any] = {"limit": limit + 1}
+    if cursor is not None:
+        values |= {"at": cursor.at, "link_id": cursor.link_id}
+    if forum:
+        values["forum"] = forum
+    rows = recent_query(cursor is not None, bool(forum)).rows(conn, **values)
     return with_artifacts(conn, rows)
 
 
@@ -278,6 +295,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
 _OCCURRENCES = Prepared(
     select(
         discourse_posts.c.post_url,
+        discourse_posts.c.forum,
         discourse_posts.c.title.label("topic_title"),
         discourse_posts.c.author_username.label("author"),
         link_occurrences.c.in_quote,

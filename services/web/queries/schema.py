@@ -58,6 +58,7 @@ discourse_posts = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("post_url", Text),
+    Column("forum", Text),
     Column("topic_url", Text),
     Column("title", Text),
     Column("author_username", Text),

@@ -16,7 +16,13 @@ from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, Connection, exists, func, literal_column, select
 
-from services.web.queries.links import Cursor, has_video, summary_columns, with_artifacts
+from services.web.queries.links import (
+    Cursor,
+    has_video,
+    posted_on,
+    summary_columns,
+    with_artifacts,
+)
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import fts, link_metadata, links, liveness_verdicts, text_history
 from services.web.queries.visibility import listed, listed_at
@@ -31,8 +37,9 @@ MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 Sort = Literal["newest", "relevance"]
-Shape = tuple[bool, bool, bool | None, bool, bool, bool]
-"""Which filters are set: domain, status, video (yes/no/any), since, until, source status."""
+Shape = tuple[bool, bool, bool | None, bool, bool, bool, bool]
+"""Which filters are set: domain, status, video (yes/no/any), since, until, source status,
+forum."""
 SOURCE_STATES = ("present", "gone", "unknown")
 OLDER_SHOWN = 10
 """Links found only in older captures shown on a results page at most."""
@@ -84,6 +91,8 @@ class Filters:
     until: date | None = None
     source_status: str | None = None
     """present, gone or unknown: the verdict on the original (links checked at least once)."""
+    forum: str | None = None
+    """Only links posted on this forum (``shared.discourse.forum_of``)."""
 
     def shape(self) -> Shape:
         """Which filters are set (a search statement is built once per shape)."""
@@ -94,6 +103,7 @@ class Filters:
             self.since is not None,
             self.until is not None,
             bool(self.source_status),
+            bool(self.forum),
         )
 
     def values(self) -> dict[str, Any]:
@@ -110,12 +120,14 @@ class Filters:
             out["until"] = (self.until + timedelta(days=1)).isoformat()
         if self.source_status:
             out["source_status"] = self.source_status
+        if self.forum:
+            out["forum"] = self.forum
         return out
 
 
 def clauses(shape: Shape) -> list[ColumnElement[bool]]:
     """The WHERE clauses of the filters a shape sets, with named parameters."""
-    domain, status, video, since, until, source = shape
+    domain, status, video, since, until, source, forum = shape
     out: list[ColumnElement[bool]] = [listed()]
     if domain:  # that domain, or a name under it (no LIKE: nothing in the value is special)
         tail = func.substr(links.c.domain, param("domain_tail_from", integer=True))
@@ -135,6 +147,8 @@ def clauses(shape: Shape) -> list[ColumnElement[bool]]:
                 liveness_verdicts.c.state == param("source_status"),
             )
         )
+    if forum:
+        out.append(posted_on(param("forum")))
     return out
 
 
@@ -186,7 +200,7 @@ def count_query(shape: Shape) -> Prepared:
     are the newest: reading from the oldest first went through half a common word's
     doclist on a million links, 250 ms), oldest first otherwise (``until`` keeps the
     oldest)."""
-    _, _, _, since, until, _ = shape
+    _, _, _, since, until, _, _ = shape
     matches = (
         select(fts.c.rowid)
         .select_from(fts.join(links, links.c.id == fts.c.rowid))
@@ -215,7 +229,7 @@ def search(
     ``older``, on a first page, also the links only an older capture of which matches."""
     match = fts_query(text, filters.domain)
     if match is None:
-        if filters.source_status and sort == "newest":
+        if (filters.source_status or filters.forum) and sort == "newest":
             return _listing(conn, filters, limit, cursor, artifacts)
         return SearchPage([], 0, False, None)
     shape = filters.shape()
@@ -241,7 +255,7 @@ def search(
 @cache
 def listing_query(shape: Shape, after: bool) -> Prepared:
     """Listed links matching the filters alone, newest link first (no words: a source status
-    filter lists every link whose original has that verdict)."""
+    or forum filter lists every link whose original has that verdict, posted there)."""
     stmt = (
         select(*summary_columns(), literal_column("NULL").label("snippet"))
         .select_from(links.outerjoin(link_metadata, link_metadata.c.link_id == links.c.id))

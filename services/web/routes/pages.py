@@ -51,13 +51,22 @@ CursorParam = Annotated[
     str | None, Query(max_length=200, description="`next` of the previous page.")
 ]
 LinkId = Annotated[int, Path(ge=1, le=MAX_ID, description="The link's id.")]
+ForumParam = Annotated[
+    str,
+    Query(
+        max_length=300,
+        description="Only links posted on this forum: its host (with the port when not the"
+        ' default), as each "where posted" line names it.',
+    ),
+]
 STATUSES = ("archived", "failed", "partial")
 STATS_TTL = 10.0
 
 
-async def _recent(state: WebState, limit: int, cursor: str | None) -> dict[str, Any]:
+async def _recent(state: WebState, limit: int, cursor: str | None, forum: str) -> dict[str, Any]:
     at = parse_cursor(cursor)
-    rows = await state.db.read(lambda c: link_queries.recent(c, limit, at), no_rows())
+    only = forum.strip().lower() or None
+    rows = await state.db.read(lambda c: link_queries.recent(c, limit, at, only), no_rows())
     nxt = None
     if len(rows) > limit:
         rows = rows[:limit]
@@ -67,20 +76,26 @@ async def _recent(state: WebState, limit: int, cursor: str | None) -> dict[str, 
 
 @router.get("/", include_in_schema=False)
 async def index(
-    request: Request, state: State, limit: Limit = 50, cursor: CursorParam = None
+    request: Request,
+    state: State,
+    limit: Limit = 50,
+    cursor: CursorParam = None,
+    forum: ForumParam = "",
 ) -> Response:
-    page = await _recent(state, limit, cursor)
+    page = await _recent(state, limit, cursor, forum)
+    context = {"links": page["rows"], "next": page["next"], "limit": limit}
     return render(
-        request,
-        "index.html",
-        {"links": page["rows"], "next": page["next"], "limit": limit, "first": cursor is None},
+        request, "index.html", context | {"first": cursor is None, "forum": forum.strip().lower()}
     )
 
 
 @router.get("/index.json", summary="Newest archives first")
-async def index_json(state: State, limit: Limit = 50, cursor: CursorParam = None) -> Response:
-    """Listed links, newest archive first; `next` is the cursor of the following page."""
-    page = await _recent(state, limit, cursor)
+async def index_json(
+    state: State, limit: Limit = 50, cursor: CursorParam = None, forum: ForumParam = ""
+) -> Response:
+    """Listed links, newest archive first; `next` is the cursor of the following page (with
+    `forum`, of the links posted on that forum)."""
+    page = await _recent(state, limit, cursor, forum)
     return json_response(
         {"links": [serialize.link_summary(r) for r in page["rows"]], "next": page["next"]}
     )
@@ -173,6 +188,7 @@ async def search_params(
             " (links checked at least once). Without words: every such link, newest first.",
         ),
     ] = "",
+    forum: ForumParam = "",
     sort: Annotated[str, Query(max_length=10, description="newest (default) or relevance.")] = (
         "newest"
     ),
@@ -199,8 +215,9 @@ async def search_params(
         since=parse_day("since", since),
         until=parse_day("until", until),
         source_status=source_status or None,
+        forum=forum.strip().lower() or None,
     )
-    form = {"q": q, "domain": domain, "status": status, "has_video": has_video}
+    form = {"q": q, "domain": domain, "status": status, "has_video": has_video, "forum": forum}
     form |= {"since": since, "until": until, "source_status": source_status, "sort": sort}
     return SearchParams(q.strip(), order, limit, int(cursor) if cursor else None, filters, form)
 
@@ -246,7 +263,7 @@ async def search_json(state: State, p: Search) -> Response:
 
 @router.get("/search", include_in_schema=False)
 async def search_page(request: Request, state: State, p: Search) -> Response:
-    asked = p.q or p.filters.source_status
+    asked = p.q or p.filters.source_status or p.filters.forum
     page = await _search(state, p, artifacts=True) if asked else None
     older = page.older if page else []
     context = {"p": p, "page": page, "older": older, "statuses": STATUSES}
