@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages the project needs when missing: chromium and ffmpeg (capture
-# workers), prometheus (promtool and a real Prometheus for the dashboard and alert tests).
+# workers), prometheus (promtool and a real Prometheus for the dashboard and alert tests) and
+# prometheus-alertmanager (`make up` sends the alerts through it when ALERT_* is set).
 set -eu
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v ffmpeg >/dev/null 2>&1 || missing="$missing ffmpeg"
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
+command -v prometheus-alertmanager >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
 [ -z "$missing" ] && exit 0
 echo "installing:$missing"
 if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
