@@ -23,8 +23,10 @@ log = logging.getLogger(__name__)
 
 VENV_BIN = Path(sys.executable).parent
 """The interpreter's bin folder (the venv's): pip-installed tools such as yt-dlp live here."""
-VERSION_TIMEOUT = 3.0
-"""Seconds `<binary> --version` may take."""
+VERSION_TIMEOUT = 15.0
+"""Seconds `<binary> --version` may take. yt-dlp's is a Python start with its extractors
+imported: ~1 s on an idle core, past 3 s on a busy machine (a worker starting beside running
+captures recorded no version)."""
 
 
 def search_path(env: Mapping[str, str] | None = None) -> str:

@@ -114,6 +114,8 @@ def stack(api: PodmanApi, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     }  # fmt: skip
     project = ComposeProject(name, api, override, env)
     running = Stack(project, site, f"http://127.0.0.1:{web}", f"http://127.0.0.1:{prom}")
+    running.api, running.tmp, running.fixtures = api, tmp, network
+    running.keys = {k: env[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     try:
         with HealthTicker(name):
             project.run("up", "-d", "--wait", "--wait-timeout", "300")
@@ -131,6 +133,13 @@ def stack(api: PodmanApi, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 class Stack:
     """The running project and the addresses the test reads it through."""
+
+    api: PodmanApi
+    tmp: Path
+    fixtures: str
+    """The fixture network's name."""
+    keys: dict[str, str]
+    """The S3 keys the stack runs with."""
 
     def __init__(self, project: ComposeProject, site: Site, web: str, prometheus: str) -> None:
         self.project, self.site, self.web, self.prometheus = project, site, web, prometheus
@@ -198,3 +207,43 @@ def test_a_second_archiver_takes_a_capture(stack: Stack) -> None:
     url = stack.site.post(2, "second.html", "Tidal clocks", "marram tidal clocks")
     stack.wait(lambda: stack.archived(url), 300, "the second link archived")
     assert f"{url} done" in stack.project.tail(second, lines=0)
+
+
+def test_an_archiver_on_another_host_needs_only_the_address_of_nats_and_s3(stack: Stack) -> None:
+    """docs/operations.md: on another host, the worker services alone (`--no-deps`) with
+    NATS_URL, S3_ENDPOINT, S3_BUCKET and the keys. Here the other host is a second project
+    whose only network is the first one's (as a LAN would be) and the fixture network."""
+    name = f"{stack.project.name}b"
+    override = stack.tmp / "other-host.yml"
+    other_env = {
+        "NATS_URL": "nats://nats:4222", "S3_ENDPOINT": "http://s3:8333",
+        "S3_BUCKET": "link-archive", **stack.keys,
+    }  # fmt: skip
+    lan = f"{stack.project.name}_default"
+    override.write_text(
+        json.dumps(
+            {
+                "networks": {
+                    "lan": {"external": True, "name": lan},
+                    "fixtures": {"external": True, "name": stack.fixtures},
+                },
+                "services": {
+                    "archiver": {
+                        "networks": ["lan", "fixtures"],
+                        "environment": {"ALLOW_PRIVATE_TARGETS": "true"},
+                    }
+                },
+            }
+        )
+    )
+    other = ComposeProject(name, stack.api, override, other_env)
+    try:
+        other.run("up", "-d", "--no-deps", "archiver")
+        for n in (1, 2):  # the first host's archivers stop: only the other host's can capture
+            podman("stop", "-i", "-t", "20", stack.project.container("archiver", n))
+        url = stack.site.post(3, "third.html", "Salt marsh", "samphire salt marsh")
+        stack.wait(lambda: stack.archived(url), 300, "the third link archived")
+        assert f"{url} done" in other.tail(other.container("archiver", 1), lines=0)
+    finally:
+        other.run("down", "--volumes", "--timeout", "20")
+    assert other.leftovers() == {"containers": [], "networks": [], "volumes": []}
