@@ -359,12 +359,12 @@ async def test_a_retry_writes_no_key_twice(
     lists its files instead of the earlier attempt's of the same name."""
     s = settings(nats_url, s3_env)
     site.routes["/p"] = Reply(b"<html><title>busy</title><p>try later</p></html>", 503)
-    meta = "archives/7/snap1/archiver.meta.json"
+    meta = "archives/7/snap32/archiver.meta.json"
     async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
         await store.ensure_bucket()
         worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
         try:
-            first = job(f"{site.base}/p")
+            first = job(f"{site.base}/p", job_id=32)  # its own keys in the shared bucket
             await bus.publish(h.js, JOB_CAPTURE, first)
             got = await h.results(until_done=1)
             (done,) = [m for m in got if isinstance(m, CaptureDone)]
@@ -400,11 +400,12 @@ async def test_a_retry_writes_no_key_twice(
                 assert newest[("fetch", "headers.json")] == refetched["headers.json"].s3_key
                 assert set(newest) >= {(a.plugin, a.path) for a in retry.kept}
         assert await store.get_bytes(meta) == first_meta
-        run_meta = "archives/7/snap1/attempt-2.1/archiver.meta.json"
-        keys = await store.list_keys("archives/7/snap1/")
+        retried = "archives/7/snap32/attempt-2.1/"
+        run_meta = f"{retried}archiver.meta.json"
+        keys = await store.list_keys("archives/7/snap32/")
         assert set(keys) - set(recorded) == {meta, run_meta}
-        assert fetched["headers.json"].s3_key == "archives/7/snap1/fetch/headers.json"
-        assert refetched["headers.json"].s3_key == "archives/7/snap1/attempt-2.1/fetch/headers.json"
+        assert fetched["headers.json"].s3_key == "archives/7/snap32/fetch/headers.json"
+        assert refetched["headers.json"].s3_key == f"{retried}fetch/headers.json"
 
 
 def artifacts_in(got: list[object]) -> list[ArtifactRecord]:
