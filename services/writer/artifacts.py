@@ -10,14 +10,13 @@ from shared.hooks.records import ArtifactRecord
 def record(
     conn: sqlite3.Connection, link_id: int, snapshot_id: str, rec: ArtifactRecord, now: str
 ) -> None:
-    """One uploaded file (its S3 key is its identity; a re-upload refreshes the rest)."""
+    """One uploaded file (its S3 key is its identity, written once: a record seen again, as
+    from a redelivered event, changes nothing; a re-run hook's file has a key of its own)."""
     conn.execute(
         "INSERT INTO archive_artifacts (link_id, snapshot_id, plugin, kind, path, s3_key,"
         " content_type, bytes, sha256, truncated, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (s3_key) DO UPDATE SET kind = excluded.kind,"
-        " content_type = excluded.content_type, bytes = excluded.bytes,"
-        " sha256 = excluded.sha256, truncated = excluded.truncated",
+        " ON CONFLICT (s3_key) DO NOTHING",
         (
             link_id,
             snapshot_id,

@@ -101,7 +101,8 @@ def plan(conn: sqlite3.Connection, policy: Policy, limits: Limits, now: datetime
 
 
 def _kept(conn: sqlite3.Connection, snapshot_id: str) -> list[ArtifactRecord]:
-    """The files earlier attempts of the snapshot stored (the retry's manifest lists them)."""
+    """The files earlier attempts of the snapshot stored, oldest first (the retry's manifest
+    lists the newest of each plugin and path)."""
     return [
         ArtifactRecord(
             plugin=r["plugin"],
@@ -116,7 +117,7 @@ def _kept(conn: sqlite3.Connection, snapshot_id: str) -> list[ArtifactRecord]:
         for r in conn.execute(
             "SELECT plugin, kind, path, s3_key, content_type, bytes, sha256, truncated"
             " FROM archive_artifacts WHERE snapshot_id = ? AND plugin IS NOT NULL"
-            " AND plugin != ? ORDER BY s3_key",
+            " AND plugin != ? ORDER BY id",
             (snapshot_id, EVIDENCE_PLUGIN),
         )
     ]

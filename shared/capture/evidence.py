@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from shared.capture.artifacts import artifact_key
+from shared.capture.artifacts import artifact_key, snapshot_prefix
 from shared.evidence import wacz
 from shared.evidence.manifest import (
     EVIDENCE_PLUGIN,
@@ -100,8 +100,8 @@ class EvidenceBuilder:
         """This attempt's uploaded files by key (the WARCs are packaged from them)."""
 
     def key(self, path: str) -> str:
-        job = self.job
-        return artifact_key(self.prefix, job.link_id, job.snapshot_id, EVIDENCE_PLUGIN, path)
+        folder = snapshot_prefix(self.prefix, self.job.link_id, self.job.snapshot_id)
+        return artifact_key(folder, EVIDENCE_PLUGIN, path)
 
     def manifest(
         self,

@@ -16,7 +16,7 @@ from nats.js import JetStreamContext
 
 from shared import bus
 from shared.capture import metrics
-from shared.capture.artifacts import artifact_key, content_type, meta_key
+from shared.capture.artifacts import artifact_key, content_type, meta_key, run_prefix
 from shared.capture.config import WorkerConfig
 from shared.capture.evidence import EvidenceBuilder, capture_settings, software_of
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, S3_ERRORS
@@ -45,6 +45,8 @@ class JobRun:
         self, cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, job: CaptureJob, run: int
     ) -> None:
         self.cfg, self.js, self.store, self.job, self.run = cfg, js, store, job, run
+        self.folder = run_prefix(cfg.s3_prefix, job.link_id, job.snapshot_id, job.attempt, run)
+        """Where this run's files go: a folder of its own unless it is the job's first."""
         self.seq = 0
         self.uploaded: set[Path] = set()
         self.artifacts: list[ArtifactRecord] = []
@@ -158,9 +160,7 @@ class JobRun:
             if size == 0 and rel.endswith(".log"):
                 self.uploaded.add(path)
                 continue
-            key = artifact_key(
-                self.cfg.s3_prefix, self.job.link_id, self.job.snapshot_id, plugin, rel
-            )
+            key = artifact_key(self.folder, plugin, rel)
             facts = self.files.get((plugin, rel))
             ctype = (facts and facts.content_type) or content_type(rel)
             size, digest = await self.store.put_file(key, path, ctype)
@@ -206,7 +206,7 @@ class JobRun:
         await bus.publish(self.js, CAPTURE_EVIDENCE, report)
 
     async def upload_meta(self, results: dict[str, ArchiveResultRecord]) -> None:
-        """Write the snapshot's meta.json next to its artifacts."""
+        """Write the run's meta.json next to its artifacts."""
         meta = {
             "snapshot_id": self.job.snapshot_id,
             "link_id": self.job.link_id,
@@ -220,7 +220,7 @@ class JobRun:
             },
             "artifacts": [a.model_dump(mode="json") for a in self.artifacts],
         }
-        key = meta_key(self.cfg.s3_prefix, self.job.link_id, self.job.snapshot_id, self.cfg.service)
+        key = meta_key(self.folder, self.cfg.service)
         await self.store.put_bytes(key, json.dumps(meta, indent=1).encode(), "application/json")
 
 

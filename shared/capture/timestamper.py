@@ -23,7 +23,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from shared import bus
-from shared.capture.artifacts import artifact_key
+from shared.capture.artifacts import artifact_key, snapshot_prefix
 from shared.errors import BusError, StorageError
 from shared.evidence import tsa
 from shared.evidence.manifest import EVIDENCE_PLUGIN, fingerprint, token_stem
@@ -57,7 +57,8 @@ class Timestamper:
         self.cfg, self.store, self.client, self.roots = cfg, store, client, roots
 
     def key(self, job: TimestampJob, path: str) -> str:
-        return artifact_key(self.cfg.s3_prefix, job.link_id, job.snapshot_id, EVIDENCE_PLUGIN, path)
+        folder = snapshot_prefix(self.cfg.s3_prefix, job.link_id, job.snapshot_id)
+        return artifact_key(folder, EVIDENCE_PLUGIN, path)
 
     async def put(self, job: TimestampJob, path: str, data: bytes, ctype: str) -> ArtifactRecord:
         key = self.key(job, path)

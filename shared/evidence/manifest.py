@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from importlib import metadata
+from itertools import chain
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
@@ -135,8 +136,8 @@ def public_settings(env: Mapping[str, str], names: Iterable[str]) -> dict[str, s
 def latest_artifacts(
     earlier: Iterable[ManifestArtifact], now: Iterable[ManifestArtifact]
 ) -> list[ManifestArtifact]:
-    """The snapshot's files: those of earlier attempts, replaced by this run's where the key
-    is the same; evidence files left out; sorted by key."""
-    by_key = {a.key: a for a in earlier}
-    by_key.update({a.key: a for a in now})
-    return sorted((a for a in by_key.values() if a.plugin != EVIDENCE_PLUGIN), key=lambda a: a.key)
+    """The snapshot's files: those of earlier attempts (oldest first), each replaced by a
+    later one of the same plugin and path (a re-run hook's file, at a key of its own run),
+    then by this run's; evidence files left out; sorted by key."""
+    latest = {(a.plugin, a.path): a for a in chain(earlier, now)}
+    return sorted((a for a in latest.values() if a.plugin != EVIDENCE_PLUGIN), key=lambda a: a.key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import socket
 import threading
 from dataclasses import replace
@@ -346,3 +347,71 @@ async def test_the_evidence_follows_its_switches(
         if wacz:
             packaged = await store.get_bytes(report.wacz_key or "")
             assert evidence_files["wacz"].path == wacz_path(hashlib.sha256(packaged).hexdigest())
+
+
+async def test_a_retry_writes_no_key_twice(
+    nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
+) -> None:
+    """Issue 32: the first attempt's page answers 503 (its fetch fails after the other hooks
+    stored theirs), the retry's is another page: its re-run hooks write other bytes under the
+    same names, at keys of their own run; every object keeps the bytes its record and the
+    manifests that list it say, the first run's meta.json included, and the retry's manifest
+    lists its files instead of the earlier attempt's of the same name."""
+    s = settings(nats_url, s3_env)
+    site.routes["/p"] = Reply(b"<html><title>busy</title><p>try later</p></html>", 503)
+    meta = "archives/7/snap32/archiver.meta.json"
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        await store.ensure_bucket()
+        worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
+        try:
+            first = job(f"{site.base}/p", job_id=32)  # its own keys in the shared bucket
+            await bus.publish(h.js, JOB_CAPTURE, first)
+            got = await h.results(until_done=1)
+            (done,) = [m for m in got if isinstance(m, CaptureDone)]
+            stored = artifacts_in(got)
+            first_meta = await store.get_bytes(meta)
+            site.routes["/p"] = Reply(PAGE)
+            retry = first.model_copy(update={
+                "attempt": 2, "hooks": done.retry_hooks,
+                "kept": [a for a in stored if a.plugin != "evidence"]})  # fmt: skip
+            await bus.publish(h.js, JOB_CAPTURE, retry)
+            records = artifacts_in(await h.results(until_done=2))
+        finally:
+            h.stop.set()
+            await worker
+        assert done.retry_hooks == ["fetch/on_Snapshot__41_fetch.py"]
+        fetched = {a.path: a for a in stored if a.plugin == "fetch"}
+        assert "headers.json" in fetched and any(a.plugin != "fetch" for a in stored)
+        refetched = {a.path: a for a in records if a.plugin == "fetch" and a not in stored}
+        assert refetched["body.html"].sha256 == hashlib.sha256(PAGE).hexdigest()
+        assert refetched["headers.json"].sha256 != fetched["headers.json"].sha256
+
+        # every object of the snapshot has the bytes its record and its manifests say
+        for record in records:
+            body = await store.get_bytes(record.s3_key)
+            assert hashlib.sha256(body).hexdigest() == record.sha256, record.s3_key
+        recorded = {r.s3_key: r.sha256 for r in records}
+        assert len(recorded) == len(records), "no key written twice"
+        for manifest in (r for r in records if r.kind == "manifest"):
+            listed = json.loads(await store.get_bytes(manifest.s3_key))
+            assert all(recorded[a["key"]] == a["sha256"] for a in listed["artifacts"])
+            if listed["attempt"] == 2:  # the newest file of each name: the retry's
+                newest = {(a["plugin"], a["path"]): a["key"] for a in listed["artifacts"]}
+                assert newest[("fetch", "headers.json")] == refetched["headers.json"].s3_key
+                assert set(newest) >= {(a.plugin, a.path) for a in retry.kept}
+        assert await store.get_bytes(meta) == first_meta
+        retried = "archives/7/snap32/attempt-2.1/"
+        run_meta = f"{retried}archiver.meta.json"
+        keys = await store.list_keys("archives/7/snap32/")
+        assert set(keys) - set(recorded) == {meta, run_meta}
+        assert fetched["headers.json"].s3_key == "archives/7/snap32/fetch/headers.json"
+        assert refetched["headers.json"].s3_key == f"{retried}fetch/headers.json"
+
+
+def artifacts_in(got: list[object]) -> list[ArtifactRecord]:
+    """The Artifact records among a worker's messages."""
+    return [
+        e.record
+        for e in got
+        if isinstance(e, CaptureEvent) and isinstance(e.record, ArtifactRecord)
+    ]

@@ -8,7 +8,10 @@ from dataclasses import replace
 import pytest
 
 from services.writer.clock import iso
-from shared.hooks.records import ArchiveResultRecord
+from shared.capture.artifacts import artifact_key, run_prefix
+from shared.capture.evidence import as_entry
+from shared.evidence.manifest import latest_artifacts
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
 from shared.hooks.retry import BACKOFF
 from testkit.writer_harness import Harness, done, event, occ, post
 
@@ -67,6 +70,30 @@ def test_hard_failures_retry_with_backoff_only_the_failed_hooks(h: Harness) -> N
     assert (again.attempt, again.hooks, again.snapshot_id) == (2, [SHOT], job["snapshot_id"])
     h.apply(done(h.job(1), retry=[SHOT]))
     assert h.job(1)["not_before"] == iso(h.now + BACKOFF[1])
+
+
+def test_a_retry_lists_each_files_newest_among_those_kept(h: Harness) -> None:
+    """A re-run hook's file has a key of its own run (issue 32): the next retry's manifest
+    lists the newest of each plugin and path, the earlier attempt's row kept beside it."""
+    job = start(h)
+    keys = []
+    for attempt in (1, 2):
+        folder = run_prefix("archives/", job["link_id"], job["snapshot_id"], attempt, 1)
+        keys.append(artifact_key(folder, "screenshot", "screenshot.png"))
+        shot = ArtifactRecord(
+            plugin="screenshot", kind="screenshot", path="screenshot.png", s3_key=keys[-1],
+            content_type="image/png", bytes=attempt, sha256=str(attempt) * 64,
+        )  # fmt: skip
+        h.apply(
+            event(h.job(1), 0, shot),
+            event(h.job(1), 1, res(SHOT, "failed")),
+            done(h.job(1), records=2, retry=[SHOT]),
+        )
+        h.now += BACKOFF[attempt - 1]
+        (again,) = h.dispatch()
+    assert again.attempt == 3 and [a.s3_key for a in again.kept] == keys
+    (listed,) = latest_artifacts((as_entry(a) for a in again.kept), ())
+    assert (listed.key, listed.sha256) == (keys[1], "2" * 64)
 
 
 def test_attempts_are_capped(h: Harness) -> None:

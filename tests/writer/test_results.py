@@ -73,11 +73,12 @@ def test_artifact_rows_are_unique_by_key(h: Harness) -> None:
         sha256="a" * 64,
     )
     h.apply(event(job, 0, art))
-    h.apply(event(job, 0, art, run=2))  # a second run re-uploaded the same key
+    h.apply(event(job, 0, art, run=2))  # the same record again (a redelivered event)
+    # a key is written once: the sha256 first recorded for it is never replaced
     h.apply(event(job, 1, art.model_copy(update={"bytes": 11, "sha256": "b" * 64}), run=2))
     rows = h.rows("SELECT * FROM archive_artifacts")
     assert len(rows) == 1
-    assert (rows[0]["link_id"], rows[0]["bytes"], rows[0]["sha256"]) == (1, 11, "b" * 64)
+    assert (rows[0]["link_id"], rows[0]["bytes"], rows[0]["sha256"]) == (1, 10, "a" * 64)
     assert rows[0]["snapshot_id"] == job["snapshot_id"] and rows[0]["plugin"] == "fetch"
 
 

@@ -41,10 +41,12 @@ def fetch(client: StackClient, url: str) -> bytes:
     return b"".join(client.download(url))
 
 
-def artifact_urls(link: dict[str, Any], snapshot_id: str) -> dict[tuple[str, str], str]:
-    """(plugin, path) -> the artifact's URL, for one snapshot of a link's JSON."""
+def artifact_urls(link: dict[str, Any], snapshot_id: str) -> dict[tuple[str, str, str], str]:
+    """(plugin, path, sha256) -> the artifact's URL, for one snapshot of a link's JSON (a
+    re-run hook's file has the plugin and path of the earlier attempt's: the sha256 tells
+    which one a manifest lists)."""
     return {
-        (a.get("plugin") or "", a.get("path") or ""): a["url"]
+        (a.get("plugin") or "", a.get("path") or "", a.get("sha256") or ""): a["url"]
         for a in link.get("artifacts", [])
         if a.get("snapshot_id") == snapshot_id
     }
@@ -63,7 +65,7 @@ def verify_link(verdict: Verdict, link_id: int, roots: list[Any]) -> None:
             return
         urls = artifact_urls(link, manifest.snapshot_id)
         for entry in manifest.artifacts:
-            url = urls.get((entry.plugin, entry.path))
+            url = urls.get((entry.plugin, entry.path, entry.sha256))
             check_artifact(verdict, entry, client.download(url) if url else None)
         if ev.get("wacz_url"):
             with tempfile.TemporaryDirectory() as tmp:
@@ -135,7 +137,7 @@ def from_archive(
             link = client.get_json(f"/links/{manifest.link_id}.json")
             urls = artifact_urls(link, manifest.snapshot_id)
             for entry in missing:
-                url = urls.get((entry.plugin, entry.path))
+                url = urls.get((entry.plugin, entry.path, entry.sha256))
                 check_artifact(verdict, entry, client.download(url) if url else None)
             ev = link.get("evidence") or {}
             if want_tokens and ev.get("fingerprint") == fingerprint(data):
