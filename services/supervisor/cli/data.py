@@ -65,19 +65,29 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def restore(
         file: Annotated[Path, typer.Argument(help="A backup (.sqlite3.gz or .sqlite3).")],
+        private: Annotated[
+            Path | None,
+            typer.Option(
+                "--private",
+                help="Its private part (private.sqlite3.gz from db-backups-private/<date>/):"
+                " the audit trail and the queued S3 removals are put back.",
+            ),
+        ] = None,
     ) -> None:
         """Install a backup as the database (only while `dla up` is stopped; the previous file
         is kept beside it)."""
         settings = CliSettings()
-        if not file.is_file():
-            raise CliError(f"no such file: {file}", Exit.NOT_FOUND)
+        for given in (file, private):
+            if given is not None and not given.is_file():
+                raise CliError(f"no such file: {given}", Exit.NOT_FOUND)
+        extra = [] if private is None else ["--private", str(private.resolve())]
         lock = DataDirLock(settings.data_dir.resolve())
         try:
             lock.acquire("dla restore")
         except DataDirBusy as exc:
             raise CliError(f"stop the archive first: {exc}", Exit.BUSY) from None
         try:
-            done = writer_tool("restore", "--file", str(file.resolve()))
+            done = writer_tool("restore", "--file", str(file.resolve()), *extra)
         finally:
             lock.release()
         if done.returncode == 3:
