@@ -143,7 +143,7 @@ def raise_high_water(db: Path, link_ids: list[int]) -> None:
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'id_high_water'"
         ).fetchone():
             conn.execute(
-                "UPDATE id_high_water SET max_id = max(max_id, ?) WHERE name = 'links'",
+                """UPDATE "id_high_water" SET max_id = max(max_id, ?) WHERE name = 'links'""",
                 (max(link_ids, default=0),),
             )
         else:
@@ -420,16 +420,21 @@ def restore_cli(argv: list[str], settings: CommonSettings) -> int:
 
 
 def publish_cli(argv: list[str], settings: CommonSettings) -> int:
-    """``python -m services.writer publish --output FILE``: the publishable database, gzip'ed
-    (read-only on the live database; the writer may run)."""
+    """``python -m services.writer publish --output FILE [--private-output FILE]``: the
+    publishable database, gzip'ed, and its private part (read-only on the live database; the
+    writer may run)."""
     parser = argparse.ArgumentParser(prog="python -m services.writer publish")
     parser.add_argument("--output", type=Path, required=True, help="the .gz file to write")
+    parser.add_argument(
+        "--private-output", type=Path, help=f"where to write its private part ({PRIVATE_NAME})"
+    )
     args = parser.parse_args(argv)
     if not settings.db_path.exists():
         log.error("no database at %s", settings.db_path)
         return 1
+    private = None if args.private_output is None else args.private_output.resolve()
     try:
-        size = snapshot_to(settings.db_path, args.output.resolve())
+        size = snapshot_to(settings.db_path, args.output.resolve(), private)
     except (sqlite3.Error, OSError) as exc:
         log.error("publishable copy failed: %s", exc)
         return 1
