@@ -4,8 +4,8 @@ Key: ``db-backups/<YYYY-MM-DD>/archive.sqlite3.gz`` (UTC date; a later backup th
 replaces the earlier one): the publishable database, which the web offers.
 
 Beside it, ``db-backups-private/<YYYY-MM-DD>/private.sqlite3.gz``: the owner's private
-tables of the same moment (the audit trail, the S3 removals still queued), which a restore
-puts back. No route serves it: its prefix is not under ``PREFIX``.
+rows of the same moment (the audit trail, the S3 removals still queued, ...), which a
+restore puts back. No route serves it: its prefix is not under ``PREFIX``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,10 @@ A backup is the publishable database: taken-down links, the private admin tables
 private session files of logged-in captures are left out (`make_publishable`); the takedown
 tombstones (hashes, see ``tombstones.py``) and the link id high-water mark stay, so a
 restored database still refuses the URLs taken down and never gives a link id twice.
-Beside it, from the same copy, the *private* part: the rows of the private tables
-(`PRIVATE_TABLES`: the audit trail, the S3 removals still queued) in a small SQLite file.
+Beside it, from the same copy, the *private* part: the rows the publishable copy leaves out
+or blanks, except a taken-down link's (`private_rows`: the audit trail, the S3 removals
+still queued, who excluded a domain and why, the private session files' rows) in a small
+SQLite file.
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
 [--date YYYY-MM-DD]`` downloads the backup (default: the newest) and its private part (when
@@ -82,22 +84,60 @@ def _gzip_away(raw: Path, dest_gz: Path) -> None:
         raw.unlink(missing_ok=True)
 
 
+PRIVATE_TABLES = ("admin_audit", "s3_removals")
+"""Tables the public never sees: emptied in every backup, kept whole in its private part."""
+
+
+BLANKED = {"excluded_domains": "reason = '', admin = ''"}
+"""Tables whose private rows stay in the publishable copy with these columns blanked."""
+
+
+def private_rows(columns: dict[str, set[str]]) -> dict[str, tuple[str, list[str]]]:
+    """The rows, besides the private tables', that the publishable copy leaves out or blanks
+    and its private part keeps, per table (a WHERE clause and its parameters) of a database
+    whose tables have these columns: the private session files of logged-in captures (their
+    rows, which name their S3 keys), who excluded a domain and why."""
+    rows: dict[str, tuple[str, list[str]]] = {
+        table: ("1", []) for table in PRIVATE_TABLES if table in columns
+    }
+    if "private_session" in columns.get("snapshots", set()):
+        rows["archive_artifacts"] = (
+            f"kind IN ({', '.join('?' for _ in SESSION_KINDS)}) AND snapshot_id IN"
+            ' (SELECT id FROM "snapshots" WHERE private_session = 1)',
+            sorted(SESSION_KINDS),
+        )
+    if "excluded_domains" in columns:
+        rows["excluded_domains"] = ("1", [])
+    return rows
+
+
+def _columns(conn: sqlite3.Connection, schema: str) -> dict[str, set[str]]:
+    tables = [
+        str(r[0])
+        for r in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")
+    ]
+    return {
+        t: {str(c[1]) for c in conn.execute(f'PRAGMA {schema}.table_info("{t}")')} for t in tables
+    }
+
+
 def private_part(copy: Path, dest_gz: Path) -> None:
-    """The private tables of a database copy (their schema and every row) as a gzip'ed
-    SQLite file: what the publishable copy leaves out and a restore must put back."""
+    """The private rows of a database copy (`private_rows`, with their tables' schema) as a
+    gzip'ed SQLite file: what the publishable copy leaves out and a restore puts back."""
     raw = dest_gz.with_suffix("")
     raw.unlink(missing_ok=True)
     conn = sqlite3.connect(raw, isolation_level=None)
     try:
         conn.execute("ATTACH DATABASE ? AS copy", (str(copy),))
         conn.execute("BEGIN")
-        for table in PRIVATE_TABLES:
+        for table, (where, args) in private_rows(_columns(conn, "copy")).items():
             row = conn.execute(
                 "SELECT sql FROM copy.sqlite_master WHERE type = 'table' AND name = ?", (table,)
             ).fetchone()
-            if row is not None:
-                conn.execute(str(row[0]))  # created in main: the private file
-                conn.execute(f'INSERT INTO main."{table}" SELECT * FROM copy."{table}"')
+            conn.execute(str(row[0]))  # created in main: the private file
+            conn.execute(
+                f'INSERT INTO main."{table}" SELECT * FROM copy."{table}" WHERE {where}', args
+            )
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE copy")
     except BaseException:
@@ -116,13 +156,12 @@ def put_back_private(db: Path, private_raw: Path) -> int:
         conn.execute("ATTACH DATABASE ? AS private", (f"file:{private_raw}?mode=ro",))
         conn.execute("BEGIN")
         added = 0
-        for table in PRIVATE_TABLES:
-            theirs = [str(c[1]) for c in conn.execute(f'PRAGMA private.table_info("{table}")')]
-            ours = {str(c[1]) for c in conn.execute(f'PRAGMA main.table_info("{table}")')}
-            cols = ", ".join(f'"{c}"' for c in theirs if c in ours)
-            if cols:
+        ours = _columns(conn, "main")
+        for table, theirs in _columns(conn, "private").items():
+            cols = ", ".join(f'"{c}"' for c in sorted(theirs & ours.get(table, set())))
+            if cols:  # (replacing the blanked rows of excluded domains)
                 added += conn.execute(
-                    f'INSERT OR IGNORE INTO main."{table}" ({cols})'
+                    f'INSERT OR REPLACE INTO main."{table}" ({cols})'
                     f' SELECT {cols} FROM private."{table}"'
                 ).rowcount
         conn.execute("COMMIT")
@@ -155,10 +194,6 @@ def raise_high_water(db: Path, link_ids: list[int]) -> None:
         conn.close()
 
 
-PRIVATE_TABLES = ("admin_audit", "s3_removals")
-"""Tables the public never sees: emptied in every backup."""
-
-
 def make_publishable(path: Path) -> None:
     """Remove from a database copy what the public must not see: every row of taken-down
     links (secure_delete, then VACUUM, so no freed page keeps them; the full-text indexes
@@ -169,12 +204,7 @@ def make_publishable(path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA secure_delete = ON")
-        tables = [
-            str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        ]
-        columns = {
-            t: {str(c[1]) for c in conn.execute(f'PRAGMA table_info("{t}")')} for t in tables
-        }
+        columns = _columns(conn, "main")
         conn.execute("BEGIN")
         if "taken_down_at" in columns.get("links", set()):
             down = "SELECT id FROM links WHERE taken_down_at IS NOT NULL"
@@ -188,19 +218,11 @@ def make_publishable(path: Path) -> None:
                 if table != "links" and "link_id" in cols:
                     conn.execute(f'DELETE FROM "{table}" WHERE link_id IN ({down})')
             conn.execute('DELETE FROM "links" WHERE taken_down_at IS NOT NULL')
-        if "private_session" in columns.get("snapshots", set()):
-            # the session files of logged-in captures (shared.session_files): not public
-            marks = ", ".join("?" for _ in SESSION_KINDS)
-            conn.execute(
-                f'DELETE FROM "archive_artifacts" WHERE kind IN ({marks}) AND snapshot_id IN'
-                ' (SELECT id FROM "snapshots" WHERE private_session = 1)',
-                sorted(SESSION_KINDS),
-            )
-        for table in PRIVATE_TABLES:  # emptied, not dropped: a restore must stay migrated
-            if table in columns:
-                conn.execute(f'DELETE FROM "{table}"')
-        if "excluded_domains" in columns:
-            conn.execute("""UPDATE "excluded_domains" SET reason = '', admin = ''""")
+        for table, (where, args) in private_rows(columns).items():
+            if table in BLANKED:  # the rows stay, their private columns blanked
+                conn.execute(f'UPDATE "{table}" SET {BLANKED[table]} WHERE {where}', args)
+            else:  # (the private tables emptied, not dropped: a restore must stay migrated)
+                conn.execute(f'DELETE FROM "{table}" WHERE {where}', args)
         for (fts,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'"
             " AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'"

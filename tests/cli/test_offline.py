@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from services.writer.db import open_db
-from testkit.writer_harness import Harness, occ, post
+from shared.messages import ExcludeCommand
+from testkit.writer_harness import T0, Harness, occ, post
 from tests.writer.test_moderation import takedown
 
 DLA = str(Path(sys.executable).parent / "dla")
@@ -51,6 +52,11 @@ def test_a_backup_with_its_private_part_restores_the_audit_and_the_queue(tmp_pat
     h = Harness(conn)
     h.apply(post("g1", occ("https://x.com/u/status/1"), occ("https://x.com/u/status/2")))
     h.apply(takedown(2))
+    h.apply(
+        ExcludeCommand(
+            domain="y.com", reason="spam", admin="alice", request_id="e1", requested_at=T0
+        )
+    )
     audit = [tuple(r) for r in h.rows("SELECT * FROM admin_audit")]
     conn.close()
     public, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
@@ -63,6 +69,7 @@ def test_a_backup_with_its_private_part_restores_the_audit_and_the_queue(tmp_pat
     h = Harness(conn)
     assert [tuple(r) for r in h.rows("SELECT * FROM admin_audit")] == audit
     assert h.one("SELECT group_concat(link_id) FROM s3_removals") == "2"
+    assert tuple(h.rows("SELECT reason, admin FROM excluded_domains")[0]) == ("spam", "alice")
     h.apply(post("g2", occ("https://x.com/u/status/3")))
     assert h.one("SELECT max(id) FROM links") == 3  # not 2 again: the taken-down link's
     conn.close()
