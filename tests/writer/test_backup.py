@@ -15,7 +15,7 @@ import pytest
 from services.writer import backup
 from services.writer.db import open_db, writer_lock
 from services.writer.settings import WriterSettings
-from shared.backup_layout import private_key_of_date
+from shared.backup_layout import PREFIX, private_key_of_date
 from shared.messages import SubmitCommand
 from shared.s3 import ObjectStore
 from testkit.live_writer import REPO, LiveWriter, publish_all
@@ -166,6 +166,8 @@ async def test_a_restore_onto_an_empty_disk_keeps_the_audit_removals_and_link_id
             gzip.decompress(await store.get_bytes(f"db-backups/{date}/archive.sqlite3.gz"))
         )
         assert await store.head(private_key_of_date(date)) is not None
+        # what /export/backup lists and serves: the private part is not among it
+        assert private_key_of_date(date) not in await store.list_keys(PREFIX)
     for table in ("admin_audit", "s3_removals"):
         assert rows_of(public, f"SELECT count(*) FROM {table}") == [(0,)]
     assert rows_of(public, "SELECT max(id) FROM links") == [(kept,)]
