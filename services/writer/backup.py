@@ -153,7 +153,7 @@ def put_back_private(db: Path, private_raw: Path) -> int:
     private tables the publishable backup left empty); returns how many rows."""
     conn = sqlite3.connect(db, isolation_level=None)
     try:
-        conn.execute("ATTACH DATABASE ? AS private", (f"file:{private_raw}?mode=ro",))
+        conn.execute("ATTACH DATABASE ? AS private", (str(private_raw),))
         conn.execute("BEGIN")
         added = 0
         ours = _columns(conn, "main")
