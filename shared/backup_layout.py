@@ -1,7 +1,11 @@
 """Where database backups live in the bucket (the writer writes them, the web offers them).
 
 Key: ``db-backups/<YYYY-MM-DD>/archive.sqlite3.gz`` (UTC date; a later backup the same day
-replaces the earlier one).
+replaces the earlier one): the publishable database, which the web offers.
+
+Beside it, ``db-backups-private/<YYYY-MM-DD>/private.sqlite3.gz``: the owner's private
+rows of the same moment (the audit trail, the S3 removals still queued, ...), which a
+restore puts back. No route serves it: its prefix is not under ``PREFIX``.
 """
 
 from __future__ import annotations
@@ -12,17 +16,24 @@ from datetime import UTC, datetime
 
 PREFIX = "db-backups/"
 NAME = "archive.sqlite3.gz"
+PRIVATE_PREFIX = "db-backups-private/"
+PRIVATE_NAME = "private.sqlite3.gz"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def backup_key(day: datetime) -> str:
     """The object key of the backup of that UTC day."""
-    return f"{PREFIX}{day.astimezone(UTC):%Y-%m-%d}/{NAME}"
+    return key_of_date(f"{day.astimezone(UTC):%Y-%m-%d}")
 
 
 def key_of_date(date: str) -> str:
     """The key of the backup of a YYYY-MM-DD date."""
     return f"{PREFIX}{date}/{NAME}"
+
+
+def private_key_of_date(date: str) -> str:
+    """The key of the private part of the backup of a YYYY-MM-DD date."""
+    return f"{PRIVATE_PREFIX}{date}/{PRIVATE_NAME}"
 
 
 def is_backup_date(value: str) -> bool:

@@ -249,6 +249,17 @@ class ObjectStore:
             raise StorageError(f"listing {prefix} failed: {exc}") from exc
         return keys
 
+    async def list_prefixes(self, prefix: str) -> list[str]:
+        """The "folders" right under a prefix (``<prefix><name>/``), one request per 1000."""
+        found: list[str] = []
+        try:
+            paginator = self.client.get_paginator("list_objects_v2")
+            async for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix, Delimiter="/"):
+                found.extend(str(p["Prefix"]) for p in page.get("CommonPrefixes", []))
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise StorageError(f"listing {prefix} failed: {exc}") from exc
+        return found
+
     async def delete(self, key: str) -> None:
         """Delete an object (absent is fine)."""
         try:

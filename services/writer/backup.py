@@ -2,11 +2,17 @@
 
 A backup is the publishable database: taken-down links, the private admin tables and the
 private session files of logged-in captures are left out (`make_publishable`); the takedown
-tombstones (hashes, see ``tombstones.py``) stay, so a restored database still refuses the
-URLs taken down.
+tombstones (hashes, see ``tombstones.py``) and the link id high-water mark stay, so a
+restored database still refuses the URLs taken down and never gives a link id twice.
+Beside it, from the same copy, the *private* part: the rows the publishable copy leaves out
+or blanks, except a taken-down link's (`private_rows`: the audit trail, the S3 removals
+still queued, who excluded a domain and why, the private session files' rows) in a small
+SQLite file.
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
-[--date YYYY-MM-DD]`` downloads the backup (default: the newest), checks ``PRAGMA
+[--date YYYY-MM-DD]`` downloads the backup (default: the newest) and its private part (when
+there is one: older backups have none), puts the private rows back, raises the link id
+high-water mark to the largest link prefix in the bucket, checks ``PRAGMA
 integrity_check``, and installs it atomically in place of ``DATABASE_PATH`` (the old file
 is kept beside it). It refuses to run while a writer holds the database.
 """
@@ -28,10 +34,12 @@ from services.writer.db import writer_lock
 from shared.backup_layout import (
     NAME,
     PREFIX,
+    PRIVATE_NAME,
     backup_dates,
     backup_key,
     is_backup_date,
     key_of_date,
+    private_key_of_date,
 )
 from shared.errors import ArchiverError, ConfigError, StorageError
 from shared.s3 import ObjectStore
@@ -45,9 +53,10 @@ class RestoreError(ArchiverError):
     """A backup cannot be restored (absent, corrupt, writer running)."""
 
 
-def snapshot_to(db_path: Path, dest_gz: Path) -> int:
-    """A consistent gzip'ed copy of the database (VACUUM INTO through a read-only
-    connection, so the writer keeps committing meanwhile). Returns its size."""
+def snapshot_to(db_path: Path, dest_gz: Path, private_gz: Path | None = None) -> int:
+    """A consistent gzip'ed publishable copy of the database (VACUUM INTO through a read-only
+    connection, so the writer keeps committing meanwhile), and with private_gz the private
+    rows of the same copy (`private_part`). Returns the publishable copy's size."""
     raw = dest_gz.with_suffix("")
     raw.unlink(missing_ok=True)
     src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
@@ -56,20 +65,133 @@ def snapshot_to(db_path: Path, dest_gz: Path) -> int:
     finally:
         src.close()
     try:
+        if private_gz is not None:
+            private_part(raw, private_gz)
         make_publishable(raw)
     except BaseException:
         raw.unlink(missing_ok=True)
         raise
+    _gzip_away(raw, dest_gz)
+    return dest_gz.stat().st_size
+
+
+def _gzip_away(raw: Path, dest_gz: Path) -> None:
+    """Compress raw into dest_gz, then delete raw."""
     try:
         with raw.open("rb") as fin, gzip.open(dest_gz, "wb", compresslevel=6) as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
     finally:
         raw.unlink(missing_ok=True)
-    return dest_gz.stat().st_size
 
 
 PRIVATE_TABLES = ("admin_audit", "s3_removals")
-"""Tables the public never sees: emptied in every backup."""
+"""Tables the public never sees: emptied in every backup, kept whole in its private part."""
+
+
+BLANKED = {"excluded_domains": "reason = '', admin = ''"}
+"""Tables whose private rows stay in the publishable copy with these columns blanked."""
+
+
+def private_rows(columns: dict[str, set[str]]) -> dict[str, tuple[str, list[str]]]:
+    """The rows, besides the private tables', that the publishable copy leaves out or blanks
+    and its private part keeps, per table (a WHERE clause and its parameters) of a database
+    whose tables have these columns: the private session files of logged-in captures (their
+    rows, which name their S3 keys), who excluded a domain and why."""
+    rows: dict[str, tuple[str, list[str]]] = {
+        table: ("1", []) for table in PRIVATE_TABLES if table in columns
+    }
+    if "private_session" in columns.get("snapshots", set()):
+        rows["archive_artifacts"] = (
+            f"kind IN ({', '.join('?' for _ in SESSION_KINDS)}) AND snapshot_id IN"
+            ' (SELECT id FROM "snapshots" WHERE private_session = 1)',
+            sorted(SESSION_KINDS),
+        )
+    if "excluded_domains" in columns:
+        rows["excluded_domains"] = ("1", [])
+    return rows
+
+
+def _columns(conn: sqlite3.Connection, schema: str) -> dict[str, set[str]]:
+    tables = [
+        str(r[0])
+        for r in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")
+    ]
+    return {
+        t: {str(c[1]) for c in conn.execute(f'PRAGMA {schema}.table_info("{t}")')} for t in tables
+    }
+
+
+def private_part(copy: Path, dest_gz: Path) -> None:
+    """The private rows of a database copy (`private_rows`, with their tables' schema) as a
+    gzip'ed SQLite file: what the publishable copy leaves out and a restore puts back."""
+    raw = dest_gz.with_suffix("")
+    raw.unlink(missing_ok=True)
+    conn = sqlite3.connect(raw, isolation_level=None)
+    try:
+        conn.execute("ATTACH DATABASE ? AS copy", (str(copy),))
+        conn.execute("BEGIN")
+        for table, (where, args) in private_rows(_columns(conn, "copy")).items():
+            row = conn.execute(
+                "SELECT sql FROM copy.sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+            conn.execute(str(row[0]))  # created in main: the private file
+            conn.execute(
+                f'INSERT INTO main."{table}" SELECT * FROM copy."{table}" WHERE {where}', args
+            )
+        conn.execute("COMMIT")
+        conn.execute("DETACH DATABASE copy")
+    except BaseException:
+        conn.close()
+        raw.unlink(missing_ok=True)
+        raise
+    conn.close()
+    _gzip_away(raw, dest_gz)
+
+
+def put_back_private(db: Path, private_raw: Path) -> int:
+    """Copy the rows of a private part (`private_part`) into a restored database copy (whose
+    private tables the publishable backup left empty); returns how many rows."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.execute("ATTACH DATABASE ? AS private", (str(private_raw),))
+        conn.execute("BEGIN")
+        added = 0
+        ours = _columns(conn, "main")
+        for table, theirs in _columns(conn, "private").items():
+            cols = ", ".join(f'"{c}"' for c in sorted(theirs & ours.get(table, set())))
+            if cols:  # (replacing the blanked rows of excluded domains)
+                added += conn.execute(
+                    f'INSERT OR REPLACE INTO main."{table}" ({cols})'
+                    f' SELECT {cols} FROM private."{table}"'
+                ).rowcount
+        conn.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        raise RestoreError(f"the private part is not usable: {exc}") from exc
+    finally:
+        conn.close()
+    return added
+
+
+def raise_high_water(db: Path, link_ids: list[int]) -> None:
+    """Make the restored copy's next link id larger than every one of link_ids (ids the
+    bucket still holds objects of). A backup made before schema version 17 has no mark: its
+    migration then starts from the largest link id in it."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'id_high_water'"
+        ).fetchone():
+            conn.execute(
+                """UPDATE "id_high_water" SET max_id = max(max_id, ?) WHERE name = 'links'""",
+                (max(link_ids, default=0),),
+            )
+        else:
+            log.warning(
+                "the backup predates the link id high-water mark (schema 17): the ids of"
+                " links made after it may be given again"
+            )
+    finally:
+        conn.close()
 
 
 def make_publishable(path: Path) -> None:
@@ -82,12 +204,7 @@ def make_publishable(path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA secure_delete = ON")
-        tables = [
-            str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        ]
-        columns = {
-            t: {str(c[1]) for c in conn.execute(f'PRAGMA table_info("{t}")')} for t in tables
-        }
+        columns = _columns(conn, "main")
         conn.execute("BEGIN")
         if "taken_down_at" in columns.get("links", set()):
             down = "SELECT id FROM links WHERE taken_down_at IS NOT NULL"
@@ -101,19 +218,11 @@ def make_publishable(path: Path) -> None:
                 if table != "links" and "link_id" in cols:
                     conn.execute(f'DELETE FROM "{table}" WHERE link_id IN ({down})')
             conn.execute('DELETE FROM "links" WHERE taken_down_at IS NOT NULL')
-        if "private_session" in columns.get("snapshots", set()):
-            # the session files of logged-in captures (shared.session_files): not public
-            marks = ", ".join("?" for _ in SESSION_KINDS)
-            conn.execute(
-                f'DELETE FROM "archive_artifacts" WHERE kind IN ({marks}) AND snapshot_id IN'
-                ' (SELECT id FROM "snapshots" WHERE private_session = 1)',
-                sorted(SESSION_KINDS),
-            )
-        for table in PRIVATE_TABLES:  # emptied, not dropped: a restore must stay migrated
-            if table in columns:
-                conn.execute(f'DELETE FROM "{table}"')
-        if "excluded_domains" in columns:
-            conn.execute("""UPDATE "excluded_domains" SET reason = '', admin = ''""")
+        for table, (where, args) in private_rows(columns).items():
+            if table in BLANKED:  # the rows stay, their private columns blanked
+                conn.execute(f'UPDATE "{table}" SET {BLANKED[table]} WHERE {where}', args)
+            else:  # (the private tables emptied, not dropped: a restore must stay migrated)
+                conn.execute(f'DELETE FROM "{table}" WHERE {where}', args)
         for (fts,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'"
             " AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'"
@@ -129,13 +238,16 @@ def make_publishable(path: Path) -> None:
 async def backup(settings: CommonSettings, now: datetime | None = None) -> str:
     """Back the database up to S3; returns the key. Raises StorageError."""
     key = backup_key(now or datetime.now(UTC))
+    private_key = private_key_of_date(key.split("/")[1])
     with tempfile.TemporaryDirectory(dir=settings.db_path.parent, prefix=".backup-") as tmp:
-        gz = Path(tmp) / NAME
-        size = await asyncio.to_thread(snapshot_to, settings.db_path, gz)
+        gz, private_gz = Path(tmp) / NAME, Path(tmp) / PRIVATE_NAME
+        size = await asyncio.to_thread(snapshot_to, settings.db_path, gz, private_gz)
         async with ObjectStore(settings) as store:
             await store.ensure_bucket()
+            # the private part first: a publishable copy is never newer than its private part
+            await store.put_file(private_key, private_gz, "application/gzip")
             await store.put_file(key, gz, "application/gzip")
-    log.info("database backed up to %s (%d bytes)", key, size)
+    log.info("database backed up to %s (%d bytes) and %s", key, size, private_key)
     return key
 
 
@@ -188,49 +300,72 @@ async def restore(settings: CommonSettings, date: str | None = None) -> Path | N
         tempfile.TemporaryDirectory(dir=db_path.parent, prefix=".restore-") as tmp,
     ):
         gz, raw = Path(tmp) / NAME, Path(tmp) / "archive.sqlite3"
+        private_gz: Path | None = None
         async with ObjectStore(settings) as store:
             day = date or await latest_date(store)
             if not is_backup_date(day):
                 raise RestoreError(f"bad date {day!r}; expected YYYY-MM-DD")
-            key = key_of_date(day)
+            key, private_key = key_of_date(day), private_key_of_date(day)
             try:
                 await store.download_file(key, gz)
+                if await store.head(private_key) is None:
+                    log.warning("%s has no private part: no audit trail or queued removal", key)
+                else:
+                    private_gz = Path(tmp) / PRIVATE_NAME
+                    await store.download_file(private_key, private_gz)
+                link_ids = await link_ids_in_bucket(store, settings.s3_prefix)
             except StorageError as exc:
                 raise RestoreError(f"cannot download {key}: {exc}") from exc
-        await asyncio.to_thread(_gunzip, gz, raw)
-        await asyncio.to_thread(check_integrity, raw)
-        previous: Path | None = None
-        if db_path.exists():
-            stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
-            previous = db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
-            os.replace(db_path, previous)
-        await asyncio.to_thread(_install, raw, db_path)
+        await asyncio.to_thread(_unpack, gz, raw, private_gz)
+        await asyncio.to_thread(raise_high_water, raw, link_ids)
+        previous = await asyncio.to_thread(_replace, raw, db_path)
     log.info("restored %s into %s", key, db_path)
     return previous
 
 
-def install_file(src: Path, db_path: Path) -> Path | None:
-    """Install a local backup file (gzip'ed or not) as the database after an integrity check;
-    returns where the previous file was kept. Refuses (ConfigError) while a writer runs."""
+async def link_ids_in_bucket(store: ObjectStore, s3_prefix: str) -> list[int]:
+    """The link ids that have a prefix (``archives/<id>/``) in the bucket."""
+    ids = (p.removeprefix(s3_prefix).rstrip("/") for p in await store.list_prefixes(s3_prefix))
+    return [int(i) for i in ids if i.isdigit()]
+
+
+def _unpack(gz: Path, raw: Path, private_gz: Path | None) -> None:
+    """Unzip a backup into raw, check its integrity, put its private part's rows back."""
+    _unzip(gz, raw)
+    check_integrity(raw)
+    if private_gz is not None:
+        private_raw = raw.with_name("private.sqlite3")
+        _unzip(private_gz, private_raw)
+        check_integrity(private_raw)
+        rows = put_back_private(raw, private_raw)
+        private_raw.unlink()
+        log.info("%d private row(s) put back", rows)
+
+
+def _replace(raw: Path, db_path: Path) -> Path | None:
+    """Install raw as the database; returns where the previous file was kept (if any)."""
+    previous: Path | None = None
+    if db_path.exists():
+        stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
+        previous = db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
+        os.replace(db_path, previous)
+    _install(raw, db_path)
+    return previous
+
+
+def install_file(src: Path, db_path: Path, private: Path | None = None) -> Path | None:
+    """Install a local backup file (gzip'ed or not) as the database after an integrity check,
+    with the rows of its private part (the gzip'ed ``private.sqlite3.gz`` stored beside it
+    in the bucket) when given; returns where the previous file was kept. Refuses
+    (ConfigError) while a writer runs."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with (
         writer_lock(db_path),
         tempfile.TemporaryDirectory(dir=db_path.parent, prefix=".restore-") as tmp,
     ):
         raw = Path(tmp) / "archive.sqlite3"
-        with src.open("rb") as fh:
-            gzipped = fh.read(2) == b"\x1f\x8b"
-        if gzipped:
-            _gunzip(src, raw)
-        else:
-            shutil.copyfile(src, raw)
-        check_integrity(raw)
-        previous: Path | None = None
-        if db_path.exists():
-            stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
-            previous = db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
-            os.replace(db_path, previous)
-        _install(raw, db_path)
+        _unpack(src, raw, private)
+        previous = _replace(raw, db_path)
     log.info("restored %s into %s", src, db_path)
     return previous
 
@@ -241,6 +376,16 @@ def remove_leftovers(db_path: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
     for leftover in db_path.parent.glob(".restore-*"):
         shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _unzip(src: Path, dest: Path) -> None:
+    """Unzip src into dest (copied if it is not gzip'ed)."""
+    with src.open("rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+    if gzipped:
+        _gunzip(src, dest)
+    else:
+        shutil.copyfile(src, dest)
 
 
 def _gunzip(src: Path, dest: Path) -> None:
@@ -274,10 +419,15 @@ def restore_cli(argv: list[str], settings: CommonSettings) -> int:
     parser = argparse.ArgumentParser(prog="python -m services.writer restore")
     parser.add_argument("--date", help="UTC date of the backup in S3 (default: the newest)")
     parser.add_argument("--file", type=Path, help="a local backup file instead (.gz or not)")
+    parser.add_argument(
+        "--private", type=Path, help=f"with --file: its private part ({PRIVATE_NAME})"
+    )
     args = parser.parse_args(argv)
+    if args.private is not None and args.file is None:
+        parser.error("--private goes with --file")
     try:
         if args.file is not None:
-            previous = install_file(args.file, settings.db_path)
+            previous = install_file(args.file, settings.db_path, args.private)
         else:
             previous = asyncio.run(restore(settings, args.date))
     except ConfigError as exc:
@@ -292,16 +442,21 @@ def restore_cli(argv: list[str], settings: CommonSettings) -> int:
 
 
 def publish_cli(argv: list[str], settings: CommonSettings) -> int:
-    """``python -m services.writer publish --output FILE``: the publishable database, gzip'ed
-    (read-only on the live database; the writer may run)."""
+    """``python -m services.writer publish --output FILE [--private-output FILE]``: the
+    publishable database, gzip'ed, and its private part (read-only on the live database; the
+    writer may run)."""
     parser = argparse.ArgumentParser(prog="python -m services.writer publish")
     parser.add_argument("--output", type=Path, required=True, help="the .gz file to write")
+    parser.add_argument(
+        "--private-output", type=Path, help=f"where to write its private part ({PRIVATE_NAME})"
+    )
     args = parser.parse_args(argv)
     if not settings.db_path.exists():
         log.error("no database at %s", settings.db_path)
         return 1
+    private = None if args.private_output is None else args.private_output.resolve()
     try:
-        size = snapshot_to(settings.db_path, args.output.resolve())
+        size = snapshot_to(settings.db_path, args.output.resolve(), private)
     except (sqlite3.Error, OSError) as exc:
         log.error("publishable copy failed: %s", exc)
         return 1

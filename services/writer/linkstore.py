@@ -48,6 +48,14 @@ def find_link(conn: sqlite3.Connection, normalized: str, canonical: str) -> tupl
     return None if row is None else (int(row[0]), str(row[1]))
 
 
+NEXT_LINK_ID = (
+    "SELECT max(coalesce((SELECT max_id FROM id_high_water WHERE name = 'links'), 0),"
+    " coalesce((SELECT max(id) FROM links), 0)) + 1"
+)
+"""A new link's id: one above every id ever given (the high-water mark of migration 17,
+which a restore keeps), never a merged, taken-down or lost link's."""
+
+
 def upsert_link(
     conn: sqlite3.Connection, forms: UrlForms, seen_at: str, takedown_key: TombstoneKey
 ) -> int:
@@ -68,9 +76,9 @@ def upsert_link(
     urls = (forms.original, forms.normalized, forms.canonical)
     down = tombstones.matches(conn, takedown_key, urls)
     cur = conn.execute(
-        "INSERT INTO links (original_url, normalized_url, canonical_url, domain,"
+        "INSERT INTO links (id, original_url, normalized_url, canonical_url, domain,"
         " first_seen_at, last_seen_at, status, taken_down_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+        f" VALUES (({NEXT_LINK_ID}), ?, ?, ?, ?, ?, ?, 'pending', ?)",
         (
             forms.original,
             forms.normalized,

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from services.writer.db import open_db
-from testkit.writer_harness import Harness, occ, post
+from shared.messages import ExcludeCommand
+from testkit.writer_harness import T0, Harness, occ, post
+from tests.writer.test_moderation import takedown
 
 DLA = str(Path(sys.executable).parent / "dla")
 
@@ -42,3 +44,38 @@ def test_backup_then_restore_into_a_stopped_archive(tmp_path: Path) -> None:
     refused = dla(target, "restore", str(bad))
     assert refused.returncode == 7, refused.stderr
     assert refused.stderr.startswith("dla: restore refused") and "Traceback" not in refused.stderr
+
+
+def test_a_backup_with_its_private_part_restores_the_audit_and_the_queue(tmp_path: Path) -> None:
+    source = tmp_path / "a"
+    conn = open_db(source / "archive.sqlite3")
+    h = Harness(conn)
+    h.apply(post("g1", occ("https://x.com/u/status/1"), occ("https://x.com/u/status/2")))
+    h.apply(takedown(2))
+    h.apply(
+        ExcludeCommand(
+            domain="y.com", reason="spam", admin="alice", request_id="e1", requested_at=T0
+        )
+    )
+    audit = [tuple(r) for r in h.rows("SELECT * FROM admin_audit")]
+    conn.close()
+    public, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
+    made = dla(source, "backup", "--output", str(public), "--private", str(private))
+    assert made.returncode == 0, made.stderr
+    target = tmp_path / "b"  # an empty data folder
+    done = dla(target, "restore", str(public), "--private", str(private))
+    assert done.returncode == 0, done.stderr
+    conn = open_db(target / "archive.sqlite3")
+    h = Harness(conn)
+    assert [tuple(r) for r in h.rows("SELECT * FROM admin_audit")] == audit
+    assert h.one("SELECT group_concat(link_id) FROM s3_removals") == "2"
+    assert tuple(h.rows("SELECT reason, admin FROM excluded_domains")[0]) == ("spam", "alice")
+    h.apply(post("g2", occ("https://x.com/u/status/3")))
+    assert h.one("SELECT max(id) FROM links") == 3  # not 2 again: the taken-down link's
+    conn.close()
+    # without its private part (an older backup): restored as before, with no audit
+    again = dla(tmp_path / "c", "restore", str(public))
+    assert again.returncode == 0, again.stderr
+    conn = open_db(tmp_path / "c" / "archive.sqlite3")
+    assert Harness(conn).one("SELECT count(*) FROM admin_audit") == 0
+    conn.close()

@@ -91,15 +91,19 @@ async def test_publish_logged_in_captures_keeps_them_public(tmp_path: Path) -> N
     state.db.dispose()
 
 
-def test_no_backup_holds_them(tmp_path: Path) -> None:
+def test_no_backup_holds_them_but_its_private_part_gives_them_back(tmp_path: Path) -> None:
     db = archive(tmp_path)
-    gz = tmp_path / "public.sqlite3.gz"
-    backup.snapshot_to(db, gz)
+    gz, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
+    backup.snapshot_to(db, gz, private)
     copy = tmp_path / "copy.sqlite3"
     backup._gunzip(gz, copy)
+    kinds = "SELECT kind FROM archive_artifacts"
     with sqlite3.connect(copy) as conn:
-        kinds = {r[0] for r in conn.execute("SELECT kind FROM archive_artifacts")}
-    assert kinds == {"screenshot"}
+        assert {r[0] for r in conn.execute(kinds)} == {"screenshot"}
+    restored = tmp_path / "restored" / "archive.sqlite3"  # the owner's restore
+    backup.install_file(gz, restored, private)
+    with sqlite3.connect(restored) as conn:
+        assert {r[0] for r in conn.execute(kinds)} == PRIVATE | {"screenshot"}
 
 
 def test_the_setting_is_publish_logged_in_captures(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ import gzip
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,9 +15,10 @@ import pytest
 from services.writer import backup
 from services.writer.db import open_db, writer_lock
 from services.writer.settings import WriterSettings
+from shared.backup_layout import PREFIX, private_key_of_date
 from shared.messages import SubmitCommand
 from shared.s3 import ObjectStore
-from testkit.live_writer import REPO
+from testkit.live_writer import REPO, LiveWriter, publish_all
 from testkit.writer_harness import T0, Harness, dump, occ, post
 from tests.writer.scenario import capture_messages, feed_messages
 from tests.writer.test_moderation import takedown
@@ -86,10 +88,16 @@ async def test_a_restored_backup_still_refuses_a_url_taken_down(
     target = tmp_path / "b"
     done = restore_cli(target, s3_env, "--date", "2026-03-04")
     assert done.returncode == 0, done.stderr
-    assert b"where-they-nest" not in (target / "archive.sqlite3").read_bytes()
+    async with ObjectStore(source) as store:
+        published = gzip.decompress(
+            await store.get_bytes("db-backups/2026-03-04/archive.sqlite3.gz")
+        )
+    assert b"where-they-nest" not in published
     r = Harness(open_db(target / "archive.sqlite3"))
     try:
         assert r.one("SELECT count(*) FROM links") == 0
+        # the owner's restored database has the URL in its audit trail only
+        assert "where-they-nest" in r.one("SELECT detail FROM admin_audit")
         r.apply(post("g1", occ(url + "?utm_source=forum")))
         assert r.one("SELECT taken_down_at IS NOT NULL FROM links") == 1
         assert [j["reason"] for j in r.jobs()] == ["taken down"]
@@ -120,3 +128,67 @@ async def test_restore_refuses_a_corrupt_backup_and_a_running_writer(
     with writer_lock(settings.db_path):
         busy = restore_cli(tmp_path, s3_env)
     assert busy.returncode == 3 and "another writer" in busy.stderr
+
+
+def rows_of(path: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+async def test_a_restore_onto_an_empty_disk_keeps_the_audit_removals_and_link_ids(
+    tmp_path: Path, s3_env: dict, nats_url: str, live_writer: Callable[..., LiveWriter]
+) -> None:
+    day, date = datetime(2026, 3, 7, 8, tzinfo=UTC), "2026-03-07"
+    source = settings_for(tmp_path / "a", s3_env)
+    h = Harness(open_db(source.db_path))
+    for n in range(1, 5):
+        h.apply(SubmitCommand(url=f"https://ids.example/{n}", request_id=f"s{n}", requested_at=T0))
+    ids = [int(r[0]) for r in h.rows("SELECT id FROM links ORDER BY id")]
+    kept, down_with_objects, down_last = ids[1], ids[2], ids[3]
+    stored = f"archives/{down_with_objects}/1/page.html"
+    async with ObjectStore(source) as store:
+        await store.ensure_bucket()
+        await store.put_bytes(stored, b"<p>gone soon</p>", "text/html")
+    # taken down before the backup: the newest link (no object: only the backup knows its
+    # id) and one whose object is still queued for deletion (S3 not reached before it)
+    h.apply(takedown(down_last, "t1"), takedown(down_with_objects, "t2"))
+    audit = h.rows("SELECT * FROM admin_audit ORDER BY id")
+    assert len(audit) == 2 and h.one("SELECT count(*) FROM s3_removals") == 2
+    await backup.backup(source, day)
+    h.conn.close()
+
+    async with ObjectStore(source) as store:
+        public = tmp_path / "public.sqlite3"
+        public.write_bytes(
+            gzip.decompress(await store.get_bytes(f"db-backups/{date}/archive.sqlite3.gz"))
+        )
+        assert await store.head(private_key_of_date(date)) is not None
+        # what /export/backup lists and serves: the private part is not among it
+        assert private_key_of_date(date) not in await store.list_keys(PREFIX)
+    for table in ("admin_audit", "s3_removals"):
+        assert rows_of(public, f"SELECT count(*) FROM {table}") == [(0,)]
+    assert rows_of(public, "SELECT max(id) FROM links") == [(kept,)]
+
+    target = tmp_path / "b"  # an empty disk
+    done = restore_cli(target, s3_env, "--date", date)
+    assert done.returncode == 0, done.stderr
+    restored = target / "archive.sqlite3"
+    assert rows_of(restored, "SELECT * FROM admin_audit ORDER BY id") == [tuple(r) for r in audit]
+    assert rows_of(restored, "SELECT link_id FROM s3_removals ORDER BY link_id") == [
+        (down_with_objects,),
+        (down_last,),
+    ]
+
+    writer = live_writer(target, nats_url, s3_env).start()
+    writer.wait_for(lambda: writer.count("s3_removals") == 0, 60, "the queued removals done")
+    async with ObjectStore(source) as store:
+        assert await store.list_keys(f"archives/{down_with_objects}/") == []
+    await publish_all(
+        nats_url, [SubmitCommand(url="https://ids.example/new", request_id="s5", requested_at=T0)]
+    )
+    new = "SELECT id FROM links WHERE original_url = 'https://ids.example/new'"
+    writer.wait_for(lambda: writer.query(new), 60, "the link submitted after the restore")
+    assert writer.query(new)[0][0] > max(ids)

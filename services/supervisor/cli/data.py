@@ -47,6 +47,14 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--output", "-o", help="Where (default ./dla-backup-<time>.sqlite3.gz)."),
         ] = None,
+        private: Annotated[
+            Path | None,
+            typer.Option(
+                "--private",
+                help="Also write its private part here (the audit trail, the queued S3"
+                " removals: not for publishing; `dla restore --private` puts it back).",
+            ),
+        ] = None,
     ) -> None:
         """Write the publishable database (taken-down links and the audit left out) as a
         gzip'ed SQLite file; it reads the database read-only, the stack may run."""
@@ -54,30 +62,44 @@ def register(app: typer.Typer) -> None:
         if not settings.db_path.exists():
             raise CliError(f"no database at {settings.db_path}", Exit.NOT_FOUND)
         dest = output or Path(f"dla-backup-{datetime.now(UTC):%Y%m%dT%H%M%S}.sqlite3.gz")
-        if not dest.name.endswith(".gz"):
-            raise CliError("the backup is gzip'ed: give a file name ending in .gz", Exit.USAGE)
-        done = writer_tool("publish", "--output", str(dest.resolve()))
+        for given in (dest, private):
+            if given is not None and not given.name.endswith(".gz"):
+                raise CliError("the backup is gzip'ed: give a file name ending in .gz", Exit.USAGE)
+        extra = [] if private is None else ["--private-output", str(private.resolve())]
+        done = writer_tool("publish", "--output", str(dest.resolve()), *extra)
         if done.returncode != 0:
             raise CliError(f"backup failed: {_last_line(done.stderr)}")
         size = done.stdout.split()[-1] if done.stdout.split() else "?"
         out.print(f"publishable database written to {dest} ({size} bytes)")
+        if private is not None:
+            out.print(f"its private part written to {private}")
 
     @app.command()
     def restore(
         file: Annotated[Path, typer.Argument(help="A backup (.sqlite3.gz or .sqlite3).")],
+        private: Annotated[
+            Path | None,
+            typer.Option(
+                "--private",
+                help="Its private part (private.sqlite3.gz from db-backups-private/<date>/):"
+                " the audit trail and the queued S3 removals are put back.",
+            ),
+        ] = None,
     ) -> None:
         """Install a backup as the database (only while `dla up` is stopped; the previous file
         is kept beside it)."""
         settings = CliSettings()
-        if not file.is_file():
-            raise CliError(f"no such file: {file}", Exit.NOT_FOUND)
+        for given in (file, private):
+            if given is not None and not given.is_file():
+                raise CliError(f"no such file: {given}", Exit.NOT_FOUND)
+        extra = [] if private is None else ["--private", str(private.resolve())]
         lock = DataDirLock(settings.data_dir.resolve())
         try:
             lock.acquire("dla restore")
         except DataDirBusy as exc:
             raise CliError(f"stop the archive first: {exc}", Exit.BUSY) from None
         try:
-            done = writer_tool("restore", "--file", str(file.resolve()))
+            done = writer_tool("restore", "--file", str(file.resolve()), *extra)
         finally:
             lock.release()
         if done.returncode == 3:
