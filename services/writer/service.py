@@ -18,7 +18,7 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, evidence, scheduler, tombstones
+from services.writer import backup, evidence, external_archives, scheduler, tombstones
 from services.writer.apply import BatchResult, Item, apply_batch, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, writer_lock
@@ -43,6 +43,7 @@ from shared.subjects import (
     CAPTURE_RELEASED,
     CHECK_RESULT,
     JOB_CHECK,
+    JOB_EXTERNAL,
     JOB_TIMESTAMP,
     MODELS,
 )
@@ -290,7 +291,8 @@ class Writer:
             DISPATCHED.labels(d.subject).inc()
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
         checks = await self.tick_checks(ctx)
-        return len(published) + await self.ask_timestamps(ctx) + checks
+        submissions = await self.ask_external_archives(ctx)
+        return len(published) + await self.ask_timestamps(ctx) + checks + submissions
 
     async def ask_timestamps(self, ctx: WriterContext) -> int:
         """Publish the timestamp jobs due (each recorded first with its next try: a lost one
@@ -308,6 +310,22 @@ class Writer:
                             job.snapshot_id, exc)  # fmt: skip
                 return n
             DISPATCHED.labels(JOB_TIMESTAMP).inc()
+        return len(jobs)
+
+    async def ask_external_archives(self, ctx: WriterContext) -> int:
+        """Publish the submissions to the public archives due (each recorded first with its
+        next try: a lost one is asked again after its backoff)."""
+        jobs = await self.db(
+            external_archives.plan, self.conn, utcnow(), self.policy.external_retry
+        )
+        for n, job in enumerate(jobs):
+            try:
+                await bus.publish(ctx.js, JOB_EXTERNAL, job)
+            except BusError as exc:
+                log.warning("submission of link %d to %s not sent (asked again later): %s",
+                            job.link_id, job.service, exc)  # fmt: skip
+                return n
+            DISPATCHED.labels(JOB_EXTERNAL).inc()
         return len(jobs)
 
     async def tick_checks(self, ctx: WriterContext) -> int:
