@@ -3,11 +3,13 @@
 A link whose own capture succeeded gets one pending row per service of WAYBACK_SUBMIT and
 ARCHIVE_TODAY_SUBMIT (`planned`); the scheduler sends submission jobs (`job.external`,
 `plan`), each recorded before it is published with its next try, so a lost job, a dead
-worker or a service that hangs only delays it. What a job got (`apply_external_result`): the public
-snapshot (`archived`, final); still in progress (its job polled again after the growing
-delay); "not now" (429, too many captures: asked again when the service said, else after the
-growing delay); refused (`failed`, final, in the service's words). After MAX_ROUNDS jobs
-without a snapshot it is `failed` too. Nothing here touches the link's own capture.
+worker or a service that hangs only delays it; a job polls the service's job for half that
+delay at most (`poll_until`), so its answer is in before the next round. What a job got
+(`apply_external_result`): the public snapshot (`archived`, final, from any round); still in
+progress (its job polled again after the growing delay); "not now" (429, too many captures:
+asked again when the service said, else after the growing delay); refused (`failed`, final,
+in the service's words). After MAX_ROUNDS jobs without a snapshot it is `failed` too.
+Nothing here touches the link's own capture.
 """
 
 from __future__ import annotations
@@ -43,13 +45,16 @@ def planned(conn: sqlite3.Connection, link_id: int, services: tuple[str, ...], n
 
 
 def apply_external_result(ctx: ApplyContext, result: ExternalArchiveResult) -> None:
-    """What a submission job got; a result of an earlier round than the row's is ignored."""
+    """What a submission job got. A snapshot is taken from any round; any other answer only
+    from the row's current round (a late one of an earlier round is ignored)."""
     conn, now = ctx.conn, ctx.now
     row = conn.execute(
         "SELECT status, rounds FROM external_archives WHERE link_id = ? AND service = ?",
         (result.link_id, result.service),
     ).fetchone()
-    if row is None or row["status"] != "pending" or row["rounds"] != result.round:
+    if row is None or row["status"] != "pending":
+        return
+    if result.outcome != "archived" and row["rounds"] != result.round:
         return
     if result.outcome == "archived":
         conn.execute(
@@ -95,10 +100,11 @@ def plan(
         jobs = []
         for r in due:
             rounds = int(r["rounds"]) + 1
+            wait = backoff(rounds, base)
             conn.execute(
                 "UPDATE external_archives SET rounds = ?, next_try_at = ?, updated_at = ?"
                 " WHERE link_id = ? AND service = ?",
-                (rounds, iso(now + backoff(rounds, base)), iso(now), r["link_id"], r["service"]),
+                (rounds, iso(now + wait), iso(now), r["link_id"], r["service"]),
             )
             jobs.append(
                 ExternalArchiveJob(
@@ -107,6 +113,7 @@ def plan(
                     url=r["url"],
                     job_ref=r["job_ref"],
                     round=rounds,
+                    poll_until=now + wait / 2,
                 )
             )
     return jobs

@@ -1,7 +1,7 @@
 """Submission jobs (`job.external`), run by the archiver beside its captures: submit an
 archived link's URL to one public archive (or poll the job an earlier round left in
-progress), poll it while it is in progress, within `EXTERNAL_ARCHIVE_POLLS` polls, and report
-what the service said (`capture.external`). The result of our own capture is never touched:
+progress), poll it while it is in progress until the job's `poll_until`, and report what
+the service said (`capture.external`). The result of our own capture is never touched:
 a service that refuses, limits or is down only changes what the link says of it. A job is
 acked once its result is stored by JetStream; NATS down: nak'ed with a delay."""
 
@@ -64,10 +64,13 @@ class Submitter:
         service = self.services[job.service]
         try:
             answer = await (service.poll(job.job_ref) if job.job_ref else service.submit(job.url))
-            polls = self.cfg.services.external_archive_polls
-            while answer.outcome == "pending" and answer.job_ref and polls > 0:
-                polls -= 1
-                await asyncio.sleep(self.cfg.services.external_archive_poll_seconds)
+            pause = self.cfg.services.external_archive_poll_seconds
+            while (
+                answer.outcome == "pending"
+                and answer.job_ref
+                and datetime.now(UTC).timestamp() + pause < job.poll_until.timestamp()
+            ):
+                await asyncio.sleep(pause)
                 answer = await service.poll(answer.job_ref)
         except httpx.HTTPError as exc:
             log.info("link %d: %s: %s", job.link_id, job.service, type(exc).__name__)

@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 import httpx
 
 from shared.external.answer import Answer, transient
+from shared.links.urlparts import supported_scheme
 
 NAME = "archive.today"
 _SUBMITID = re.compile(
@@ -54,7 +55,7 @@ class ArchiveToday:
         if target is None:
             return Answer("failed", error=f"{NAME} gave no snapshot (HTTP {response.status_code})")
         target = urljoin(str(response.url), target)
-        if not target.startswith(("https://", "http://")):
+        if not supported_scheme(target):
             return Answer("failed", error=f"{NAME} answered an address that is not a web page")
         if "/wip/" in target:
             return Answer("pending", job_ref=target)

@@ -60,11 +60,8 @@ class ExternalServiceSettings(BaseSettings):
         30, gt=0, description="Seconds one request to a public archive may take."
     )
     external_archive_poll_seconds: float = Field(
-        5, gt=0, description="Seconds between two polls of a submission in progress."
-    )
-    external_archive_polls: int = Field(
-        12,
-        ge=0,
-        description="Polls of a submission in progress in one job at most; still in progress"
-        " then, it is polled again later (EXTERNAL_ARCHIVE_RETRY_SECONDS).",
+        5,
+        gt=0,
+        description="Seconds between two polls of a submission in progress (one job polls"
+        " for half the delay before its next try at most; then the next round polls it).",
     )

@@ -28,6 +28,9 @@ class ExternalArchiveJob(Message):
     job_ref: str | None = None
     """The service's job of an earlier round, still in progress: polled, not submitted again."""
     round: int = Field(ge=1)
+    poll_until: datetime
+    """A job in progress at the service is polled until then at most (the writer's next try
+    of it is later), then left to the next round."""
 
     def msg_id(self) -> str:
         return f"ext:{self.link_id}:{self.service}:{self.round}"

@@ -5,7 +5,7 @@ captures" with SPN2's time, a refusal in the service's words; the polling bound.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -43,17 +43,22 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-def submitter(client: httpx.AsyncClient, spn2: str, today: str, polls: int = 3) -> Submitter:
+def submitter(client: httpx.AsyncClient, spn2: str, today: str) -> Submitter:
     services = ExternalServiceSettings(
         wayback_access_key=SecretStr(ACCESS), wayback_secret_key=SecretStr(SECRET),
         wayback_url=spn2, archive_today_url=today, external_archive_poll_seconds=0.01,
-        external_archive_polls=polls,
     )  # fmt: skip
     return Submitter(SubmitConfig(EXTERNAL_JOBS, "w1", services), client)
 
 
-def job(service: ExternalService, job_ref: str | None = None) -> ExternalArchiveJob:
-    return ExternalArchiveJob(link_id=1, service=service, url=PAGE, job_ref=job_ref, round=1)
+def job(
+    service: ExternalService, job_ref: str | None = None, poll_s: float = 60
+) -> ExternalArchiveJob:
+    """A job whose polling may last `poll_s` (0: no poll, the submission's answer only)."""
+    return ExternalArchiveJob(
+        link_id=1, service=service, url=PAGE, job_ref=job_ref, round=1,
+        poll_until=datetime.now(UTC) + timedelta(seconds=poll_s),
+    )  # fmt: skip
 
 
 async def test_wayback_snapshot_after_a_pending_poll(
@@ -104,12 +109,12 @@ async def test_wayback_without_keys_asks_nothing(
 async def test_polling_is_bounded_and_the_next_round_polls_the_same_job(
     spn2: PublicArchive, client: httpx.AsyncClient
 ) -> None:
-    sub = submitter(client, spn2.base, "http://unused.test", polls=0)
-    first = await sub.ask(job("wayback"))
+    sub = submitter(client, spn2.base, "http://unused.test")
+    first = await sub.ask(job("wayback", poll_s=0))
     assert first.outcome == "pending" and first.job_ref
-    again = await sub.ask(job("wayback", first.job_ref))
+    again = await sub.ask(job("wayback", first.job_ref, poll_s=0))
     assert again.outcome == "pending"
-    done = await sub.ask(job("wayback", first.job_ref))
+    done = await sub.ask(job("wayback", first.job_ref, poll_s=0))
     assert done.outcome == "archived"
     assert len(spn2.submissions()) == 1, "a job in progress is polled, not submitted again"
 

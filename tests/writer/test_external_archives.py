@@ -89,6 +89,7 @@ def test_in_progress_then_rate_limited_then_archived(h: Harness) -> None:
     h.advance(minutes=5)
     (second,) = jobs(h)
     assert (second.round, second.job_ref) == (2, "spn2-0001"), "polled, not submitted again"
+    assert second.poll_until == h.now + timedelta(minutes=5), "half the delay to the next try"
     h.apply(result(second, "later", retry_after_s=3600.0, error="rate limiting (HTTP 429)"))
     assert row(h, link_id, "wayback")["last_error"] == "rate limiting (HTTP 429)"
     h.advance(minutes=59)
@@ -96,10 +97,17 @@ def test_in_progress_then_rate_limited_then_archived(h: Harness) -> None:
     h.advance(minutes=1)
     (third,) = jobs(h)
     assert third.job_ref is None
-    h.apply(result(first, "failed", error="a late answer of round 1"))
-    assert row(h, link_id, "wayback")["status"] == "pending", "an old round's answer is ignored"
+    h.advance(days=1)  # round 3's job is lost or slow: round 4 is sent
+    (fourth,) = jobs(h)
+    h.apply(result(third, "failed", error="a late answer of round 3"))
+    r = row(h, link_id, "wayback")
+    assert (r["status"], r["rounds"]) == ("pending", 4), "an old round's answer is ignored"
+    assert r["last_error"] == "rate limiting (HTTP 429)"
+    h.advance(days=1)
+    assert [j.round for j in jobs(h)] == [5]
     when = datetime(2026, 11, 29, 8, 30, 15, tzinfo=UTC)
-    h.apply(result(third, "archived", snapshot_url=SNAPSHOT, captured_at=when))
+    # a snapshot is a fact whichever round's job saw it (round 4's, late)
+    h.apply(result(fourth, "archived", snapshot_url=SNAPSHOT, captured_at=when))
     r = row(h, link_id, "wayback")
     assert (
         r["status"],
