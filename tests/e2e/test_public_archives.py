@@ -4,7 +4,8 @@ stand-ins of SPN2 and archive.today (testkit/public_archives.py). Three pages: o
 service archives after one pending poll; one each answers 429 (Retry-After: 1) and later
 archives; one each refuses. The link JSON and page show the snapshot URL and time, or the
 service's words; every link stays archived; the SPN2 keys are sent to SPN2 only: no file of
-the data directory (the database, the logs, the stored objects) holds them."""
+the data directory (the database, the logs, the stored objects) holds them. With both
+settings off, an archived link is submitted nowhere."""
 
 from __future__ import annotations
 
@@ -43,9 +44,16 @@ def archive_today() -> Iterator[PublicArchive]:
 
 
 @pytest.fixture
-def extra_env(spn2: PublicArchive, archive_today: PublicArchive) -> dict[str, str]:
+def submit() -> bool:
+    """WAYBACK_SUBMIT and ARCHIVE_TODAY_SUBMIT (a test parametrizes it off)."""
+    return True
+
+
+@pytest.fixture
+def extra_env(spn2: PublicArchive, archive_today: PublicArchive, submit: bool) -> dict[str, str]:
+    on = str(submit).lower()
     return {
-        "WAYBACK_SUBMIT": "true", "ARCHIVE_TODAY_SUBMIT": "true",
+        "WAYBACK_SUBMIT": on, "ARCHIVE_TODAY_SUBMIT": on,
         "WAYBACK_ACCESS_KEY": ACCESS, "WAYBACK_SECRET_KEY": SECRET,
         "WAYBACK_URL": spn2.base, "ARCHIVE_TODAY_URL": archive_today.base,
         "EXTERNAL_ARCHIVE_POLL_SECONDS": "0.2", "EXTERNAL_ARCHIVE_RETRY_SECONDS": "2",
@@ -121,6 +129,25 @@ def test_links_are_submitted_and_their_public_snapshots_shown(
     assert leaks == []
     assert (running.stack.data_dir / "archive.sqlite3").is_file()
     assert any((running.stack.data_dir / "logs").glob("*.log"))
+
+
+@pytest.mark.parametrize("submit", [False])
+def test_with_the_settings_off_nothing_is_submitted(
+    forum: Forum, outside_web: FixtureServer, running: Running, spn2: PublicArchive,
+    archive_today: PublicArchive,
+) -> None:  # fmt: skip
+    outside_web.routes["/ok.html"] = Reply(b"<!doctype html><title>ok</title><p>The page.</p>")
+    forum.add(402, f'<a href="{outside_web.base}/ok.html">ok</a>')
+    link = running.wait_for(partial(running.archived, "/ok.html"), 120, "ok archived")
+    # the submissions would be planned in the transaction that makes the link archived
+    running.wait_for(
+        lambda: link_json(running, link["id"])["status"] == "archived", 60, "link archived"
+    )
+    assert link_json(running, link["id"])["external_archives"] == []
+    assert running.query("SELECT count(*) FROM external_archives") == [(0,)]
+    assert spn2.requests == [] and archive_today.requests == []
+    page = httpx.get(f"{running.web}/links/{link['id']}", timeout=5).text
+    assert "Public archives" not in page
 
 
 def files(root: Path) -> Iterator[Path]:
