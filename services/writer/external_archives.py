@@ -47,27 +47,27 @@ def planned(conn: sqlite3.Connection, link_id: int, services: tuple[str, ...], n
 def apply_external_result(ctx: ApplyContext, result: ExternalArchiveResult) -> None:
     """What a submission job got. A snapshot is taken from any round; any other answer only
     from the row's current round (a late one of an earlier round is ignored)."""
-    conn, now = ctx.conn, ctx.now
+    conn, now, answer = ctx.conn, ctx.now, result.answer
     row = conn.execute(
         "SELECT status, rounds FROM external_archives WHERE link_id = ? AND service = ?",
         (result.link_id, result.service),
     ).fetchone()
     if row is None or row["status"] != "pending":
         return
-    if result.outcome != "archived" and row["rounds"] != result.round:
+    if answer.outcome != "archived" and row["rounds"] != result.round:
         return
-    if result.outcome == "archived":
+    if answer.outcome == "archived":
         conn.execute(
             "UPDATE external_archives SET status = 'archived', snapshot_url = ?,"
             " captured_at = ?, job_ref = NULL, next_try_at = NULL, last_error = NULL,"
             " updated_at = ? WHERE link_id = ? AND service = ?",
-            (result.snapshot_url, iso(result.captured_at or result.checked_at), ctx.now_iso,
+            (answer.snapshot_url, iso(answer.captured_at or result.checked_at), ctx.now_iso,
              result.link_id, result.service),
         )  # fmt: skip
         return
-    error = (result.error or "no snapshot")[:500]
-    if result.outcome == "failed" or result.round >= MAX_ROUNDS:
-        if result.outcome != "failed":
+    error = (answer.error or "no snapshot")[:500]
+    if answer.outcome == "failed" or result.round >= MAX_ROUNDS:
+        if answer.outcome != "failed":
             error = f"{error}; given up after {result.round} tries"
         conn.execute(
             "UPDATE external_archives SET status = 'failed', last_error = ?, job_ref = NULL,"
@@ -76,12 +76,12 @@ def apply_external_result(ctx: ApplyContext, result: ExternalArchiveResult) -> N
         )
         return
     after = backoff(result.round, ctx.policy.external_retry)
-    if result.retry_after_s is not None:
-        after = timedelta(seconds=result.retry_after_s)
+    if answer.retry_after_s is not None:
+        after = timedelta(seconds=answer.retry_after_s)
     conn.execute(
         "UPDATE external_archives SET job_ref = ?, last_error = ?, next_try_at = ?,"
         " updated_at = ? WHERE link_id = ? AND service = ?",
-        (result.job_ref, None if result.outcome == "pending" else error, iso(now + after),
+        (answer.job_ref, None if answer.outcome == "pending" else error, iso(now + after),
          ctx.now_iso, result.link_id, result.service),
     )  # fmt: skip
 

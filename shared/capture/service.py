@@ -80,6 +80,7 @@ def worker_body(
                 consumer=EXTERNAL_JOBS,
                 worker_id=cfg.worker_id,
                 services=s,
+                user_agent=s.user_agent,
                 nak_delay_s=s.job_retry_delay_seconds,
             )
             checker = Checker(CheckEnv(s.plugins_dir, cfg.hook_env, cfg.worker_id), store)

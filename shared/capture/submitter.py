@@ -20,11 +20,16 @@ from nats.js import JetStreamContext
 from shared import bus
 from shared.errors import BusError
 from shared.external import TITLES
-from shared.external.answer import USER_AGENT, Answer, unreachable
+from shared.external.answer import unreachable
 from shared.external.archive_today import ArchiveToday
 from shared.external.settings import ExternalServiceSettings
 from shared.external.wayback import Wayback
-from shared.messages import ExternalArchiveJob, ExternalArchiveResult, ExternalService
+from shared.messages import (
+    ExternalAnswer,
+    ExternalArchiveJob,
+    ExternalArchiveResult,
+    ExternalService,
+)
 from shared.subjects import CAPTURE_EXTERNAL, ConsumerSpec
 
 log = logging.getLogger(__name__)
@@ -33,9 +38,9 @@ log = logging.getLogger(__name__)
 class Service(Protocol):
     """A public archive's two questions."""
 
-    async def submit(self, url: str) -> Answer: ...
+    async def submit(self, url: str) -> ExternalAnswer: ...
 
-    async def poll(self, job_ref: str) -> Answer: ...
+    async def poll(self, job_ref: str) -> ExternalAnswer: ...
 
 
 @dataclass
@@ -45,6 +50,7 @@ class SubmitConfig:
     consumer: ConsumerSpec
     worker_id: str
     services: ExternalServiceSettings
+    user_agent: str
     nak_delay_s: float = 30.0
 
 
@@ -59,7 +65,7 @@ class Submitter:
             "archive_today": ArchiveToday(client, s.archive_today_url),
         }
 
-    async def ask(self, job: ExternalArchiveJob) -> Answer:
+    async def ask(self, job: ExternalArchiveJob) -> ExternalAnswer:
         """The service's answer once its job is done, or when the polls run out."""
         service = self.services[job.service]
         try:
@@ -83,9 +89,7 @@ class Submitter:
             log.info("link %d: %s submission: %s", job.link_id, job.service, answer.error)
         return ExternalArchiveResult(
             link_id=job.link_id, service=job.service, round=job.round, worker=self.cfg.worker_id,
-            outcome=answer.outcome, snapshot_url=answer.snapshot_url,
-            captured_at=answer.captured_at, job_ref=answer.job_ref,
-            retry_after_s=answer.retry_after_s, error=answer.error, checked_at=datetime.now(UTC),
+            answer=answer, checked_at=datetime.now(UTC),
         )  # fmt: skip
 
 
@@ -110,7 +114,7 @@ async def run_submitter(cfg: SubmitConfig, js: JetStreamContext, stop: asyncio.E
     """Take submission jobs one at a time until stop is set."""
     sub = await bus.pull_subscribe(js, cfg.consumer)
     timeout = httpx.Timeout(cfg.services.external_archive_timeout_seconds)
-    headers = {"User-Agent": USER_AGENT}
+    headers = {"User-Agent": cfg.user_agent}
     async with httpx.AsyncClient(timeout=timeout, headers=headers) as client:
         submitter = Submitter(cfg, client)
         while not stop.is_set():

@@ -3,30 +3,12 @@ answers share (rate limits, transient failures)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
 
-from shared.messages import ExternalOutcome
-
-USER_AGENT = "discourse-link-archiver (+https://github.com/discourse-link-archiver)"
-"""How the archivers name themselves to the public archives."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One service's answer about one URL."""
-
-    outcome: ExternalOutcome
-    snapshot_url: str | None = None
-    captured_at: datetime | None = None
-    job_ref: str | None = None
-    """The service's job still in progress (polled, not submitted again)."""
-    retry_after_s: float | None = None
-    """When the service said to ask again (None: the writer's growing delay)."""
-    error: str | None = None
+from shared.messages import ExternalAnswer
 
 
 def retry_after(response: httpx.Response) -> float | None:
@@ -45,21 +27,23 @@ def retry_after(response: httpx.Response) -> float | None:
     return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
-def transient(name: str, response: httpx.Response) -> Answer | None:
+def transient(name: str, response: httpx.Response) -> ExternalAnswer | None:
     """The answer of a rate limit (429: asked again when the service says) or of a service
     that is down (5xx: asked again later), or None for any other response."""
     code = response.status_code
     if code == 429:
         seconds = retry_after(response)
         after = f"; it asks to wait {seconds:.0f} s" if seconds is not None else ""
-        return Answer(
-            "later", retry_after_s=seconds, error=f"{name} is rate limiting (HTTP 429){after}"
+        return ExternalAnswer(
+            outcome="later",
+            retry_after_s=seconds,
+            error=f"{name} is rate limiting (HTTP 429){after}",
         )
     if code >= 500:
-        return Answer("later", error=f"{name} is unavailable (HTTP {code})")
+        return ExternalAnswer(outcome="later", error=f"{name} is unavailable (HTTP {code})")
     return None
 
 
-def unreachable(name: str, exc: httpx.HTTPError) -> Answer:
+def unreachable(name: str, exc: httpx.HTTPError) -> ExternalAnswer:
     """The service could not be reached or did not answer in time: asked again later."""
-    return Answer("later", error=f"{name} did not answer")
+    return ExternalAnswer(outcome="later", error=f"{name} did not answer")

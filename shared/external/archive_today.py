@@ -12,8 +12,9 @@ from urllib.parse import urljoin
 
 import httpx
 
-from shared.external.answer import Answer, transient
+from shared.external.answer import transient
 from shared.links.urlparts import supported_scheme
+from shared.messages import ExternalAnswer
 
 NAME = "archive.today"
 _SUBMITID = re.compile(
@@ -28,7 +29,7 @@ class ArchiveToday:
     def __init__(self, client: httpx.AsyncClient, base: str) -> None:
         self.client, self.base = client, base.rstrip("/")
 
-    async def submit(self, url: str) -> Answer:
+    async def submit(self, url: str) -> ExternalAnswer:
         """Ask for a capture of `url`: the snapshot, its work in progress, or why not."""
         front = await self.client.get(f"{self.base}/")
         answer = transient(NAME, front)
@@ -40,26 +41,32 @@ class ArchiveToday:
             form["submitid"] = (found.group(1) or found.group(2)).decode("ascii", "replace")
         return self._read(await self.client.post(f"{self.base}/submit/", data=form))
 
-    async def poll(self, job_ref: str) -> Answer:
+    async def poll(self, job_ref: str) -> ExternalAnswer:
         """The work in progress at `job_ref`: still there, or the snapshot it became."""
         response = await self.client.get(job_ref)
         if response.status_code == 200 and _target(response) is None:
-            return Answer("pending", job_ref=job_ref)
+            return ExternalAnswer(outcome="pending", job_ref=job_ref)
         return self._read(response)
 
-    def _read(self, response: httpx.Response) -> Answer:
+    def _read(self, response: httpx.Response) -> ExternalAnswer:
         answer = transient(NAME, response)
         if answer is not None:
             return answer
         target = _target(response)
         if target is None:
-            return Answer("failed", error=f"{NAME} gave no snapshot (HTTP {response.status_code})")
+            return ExternalAnswer(
+                outcome="failed", error=f"{NAME} gave no snapshot (HTTP {response.status_code})"
+            )
         target = urljoin(str(response.url), target)
         if not supported_scheme(target):
-            return Answer("failed", error=f"{NAME} answered an address that is not a web page")
+            return ExternalAnswer(
+                outcome="failed", error=f"{NAME} answered an address that is not a web page"
+            )
         if "/wip/" in target:
-            return Answer("pending", job_ref=target)
-        return Answer("archived", snapshot_url=target, captured_at=_memento(response))
+            return ExternalAnswer(outcome="pending", job_ref=target)
+        return ExternalAnswer(
+            outcome="archived", snapshot_url=target, captured_at=_memento(response)
+        )
 
 
 def _target(response: httpx.Response) -> str | None:

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from shared.external.answer import Answer, transient
+from shared.external.answer import transient
+from shared.messages import ExternalAnswer
 
 NAME = "the Wayback Machine"
 
@@ -50,59 +51,65 @@ class Wayback:
         auth = f"LOW {access.get_secret_value()}:{secret.get_secret_value()}"
         return {"Authorization": auth, "Accept": "application/json"}
 
-    async def submit(self, url: str) -> Answer:
+    async def submit(self, url: str) -> ExternalAnswer:
         """Ask for a capture of `url`: its job, or why not."""
         if None in self._keys:
-            return Answer("failed", error="WAYBACK_ACCESS_KEY and WAYBACK_SECRET_KEY are not set")
+            return ExternalAnswer(
+                outcome="failed", error="WAYBACK_ACCESS_KEY and WAYBACK_SECRET_KEY are not set"
+            )
         response = await self.client.post(
             f"{self.base}/save", data={"url": url}, headers=self._headers()
         )
         body = self._json(response)
-        if isinstance(body, Answer):
+        if isinstance(body, ExternalAnswer):
             return body
         if body.get("job_id"):
-            return Answer("pending", job_ref=str(body["job_id"]))
+            return ExternalAnswer(outcome="pending", job_ref=str(body["job_id"]))
         return self._status(body)
 
-    async def poll(self, job_ref: str) -> Answer:
+    async def poll(self, job_ref: str) -> ExternalAnswer:
         """The status of a job submitted before."""
         response = await self.client.get(
             f"{self.base}/save/status/{job_ref}", headers=self._headers()
         )
         body = self._json(response)
-        return body if isinstance(body, Answer) else self._status(body, job_ref)
+        return body if isinstance(body, ExternalAnswer) else self._status(body, job_ref)
 
-    def _json(self, response: httpx.Response) -> dict[str, Any] | Answer:
+    def _json(self, response: httpx.Response) -> dict[str, Any] | ExternalAnswer:
         answer = transient(NAME, response)
         if answer is not None:
             return answer
         if response.status_code in (401, 403):
-            return Answer("failed", error=f"{NAME} refused the keys (HTTP {response.status_code})")
+            return ExternalAnswer(
+                outcome="failed", error=f"{NAME} refused the keys (HTTP {response.status_code})"
+            )
         try:
             body = response.json()
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return Answer("later", error=f"{NAME} answered no status (HTTP {response.status_code})")
+            return ExternalAnswer(
+                outcome="later", error=f"{NAME} answered no status (HTTP {response.status_code})"
+            )
         return body
 
-    def _status(self, body: dict[str, Any], job_ref: str | None = None) -> Answer:
+    def _status(self, body: dict[str, Any], job_ref: str | None = None) -> ExternalAnswer:
         status = body.get("status")
         if status == "success" and body.get("timestamp"):
             stamp = str(body["timestamp"])
             original = body.get("original_url") or body.get("url")
-            return Answer(
-                "archived", snapshot_url=f"{self.base}/web/{stamp}/{original}",
+            return ExternalAnswer(
+                outcome="archived", snapshot_url=f"{self.base}/web/{stamp}/{original}",
                 captured_at=datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC),
             )  # fmt: skip
         if status == "pending" and job_ref:
-            return Answer("pending", job_ref=job_ref)
+            return ExternalAnswer(outcome="pending", job_ref=job_ref)
         ext = str(body.get("status_ext") or "error:unknown")
         words = (
             f"{NAME} said: {body.get('message') or ext.removeprefix('error:').replace('-', ' ')}"
         )
         if ext in LATER_AFTER_S:
-            return Answer("later", retry_after_s=LATER_AFTER_S[ext], error=words)
+            return ExternalAnswer(outcome="later", retry_after_s=LATER_AFTER_S[ext], error=words)
         if ext in TRANSIENT:
-            return Answer("later", error=words)
-        return Answer("failed", error=words)
+            return ExternalAnswer(outcome="later", error=words)
+        return ExternalAnswer(outcome="failed", error=words)

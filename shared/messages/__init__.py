@@ -32,6 +32,7 @@ from shared.messages.evidence import (
     Verdict,
 )
 from shared.messages.external import (
+    ExternalAnswer,
     ExternalArchiveJob,
     ExternalArchiveResult,
     ExternalOutcome,
@@ -58,6 +59,7 @@ __all__ = [
     "Command",
     "EvidenceReport",
     "ExcludeCommand",
+    "ExternalAnswer",
     "ExternalArchiveJob",
     "ExternalArchiveResult",
     "ExternalOutcome",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from shared.messages.base import Message
 
@@ -36,6 +36,23 @@ class ExternalArchiveJob(Message):
         return f"ext:{self.link_id}:{self.service}:{self.round}"
 
 
+class ExternalAnswer(BaseModel):
+    """What a public archive answered about one URL."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcome: ExternalOutcome
+    snapshot_url: str | None = None
+    captured_at: datetime | None = None
+    """The time of the public snapshot (the service's, when it says)."""
+    job_ref: str | None = None
+    """The service's job still in progress (polled, not submitted again)."""
+    retry_after_s: float | None = None
+    """When the service said to ask again (None: the writer's growing delay)."""
+    error: str | None = None
+    """Why it is not archived, in words (the service's words when it gave some)."""
+
+
 class ExternalArchiveResult(Message):
     """``capture.external``: what a submission job got."""
 
@@ -43,14 +60,7 @@ class ExternalArchiveResult(Message):
     service: ExternalService
     round: int
     worker: str
-    outcome: ExternalOutcome
-    snapshot_url: str | None = None
-    captured_at: datetime | None = None
-    """The time of the public snapshot (the service's, when it says)."""
-    job_ref: str | None = None
-    retry_after_s: float | None = None
-    error: str | None = None
-    """Why it is not archived, in words (the service's words when it gave some)."""
+    answer: ExternalAnswer
     checked_at: datetime
 
     def msg_id(self) -> str:

@@ -10,6 +10,7 @@ settings off, an archived link is submitted nowhere."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
-from testkit.public_archives import PublicArchive, public_archive
+from testkit.public_archives import Kind, PublicArchive, public_archive
 from tests.e2e.conftest import Forum, Running
 
 pytestmark = pytest.mark.integration
@@ -27,19 +28,25 @@ ACCESS, SECRET = "e2e-fictional-access-51b7", "e2e-fictional-secret-c09e"
 PAGES = ("ok", "limited", "refused")
 
 
+@contextmanager
+def scripted(kind: Kind) -> Iterator[PublicArchive]:
+    """A stand-in that answers 429 to limited.html's first submission, refuses refused.html
+    and archives the rest after one pending poll."""
+    with public_archive(kind) as service:
+        service.script["/limited.html"] = ["429", "ok"]
+        service.script["/refused.html"] = ["blocked"]
+        yield service
+
+
 @pytest.fixture
 def spn2() -> Iterator[PublicArchive]:
-    with public_archive("wayback") as s:
-        s.script["/limited.html"] = ["429", "ok"]
-        s.script["/refused.html"] = ["blocked"]
+    with scripted("wayback") as s:
         yield s
 
 
 @pytest.fixture
 def archive_today() -> Iterator[PublicArchive]:
-    with public_archive("archive_today") as s:
-        s.script["/limited.html"] = ["429", "ok"]
-        s.script["/refused.html"] = ["blocked"]
+    with scripted("archive_today") as s:
         yield s
 
 

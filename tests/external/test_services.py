@@ -12,11 +12,10 @@ import pytest
 from pydantic import SecretStr
 
 from shared.capture.submitter import SubmitConfig, Submitter
-from shared.external.answer import Answer
 from shared.external.archive_today import ArchiveToday
 from shared.external.settings import ExternalServiceSettings
 from shared.external.wayback import Wayback
-from shared.messages import ExternalArchiveJob, ExternalService
+from shared.messages import ExternalAnswer, ExternalArchiveJob, ExternalService
 from shared.subjects import EXTERNAL_JOBS
 from testkit.public_archives import PublicArchive, public_archive
 
@@ -48,7 +47,7 @@ def submitter(client: httpx.AsyncClient, spn2: str, today: str) -> Submitter:
         wayback_access_key=SecretStr(ACCESS), wayback_secret_key=SecretStr(SECRET),
         wayback_url=spn2, archive_today_url=today, external_archive_poll_seconds=0.01,
     )  # fmt: skip
-    return Submitter(SubmitConfig(EXTERNAL_JOBS, "w1", services), client)
+    return Submitter(SubmitConfig(EXTERNAL_JOBS, "w1", services, "test-agent"), client)
 
 
 def job(
@@ -65,8 +64,8 @@ async def test_wayback_snapshot_after_a_pending_poll(
     spn2: PublicArchive, client: httpx.AsyncClient
 ) -> None:
     answer = await submitter(client, spn2.base, "http://unused.test").ask(job("wayback"))
-    assert answer == Answer(
-        "archived", snapshot_url=f"{spn2.base}/web/20261129083015/{PAGE}",
+    assert answer == ExternalAnswer(
+        outcome="archived", snapshot_url=f"{spn2.base}/web/20261129083015/{PAGE}",
         captured_at=SNAPSHOT_TIME,
     )  # fmt: skip
     methods = [(r.method, r.path.split("/spn2-")[0]) for r in spn2.requests]
@@ -91,8 +90,8 @@ async def test_wayback_rate_limit_daily_limit_and_refusal(
     assert pending.outcome == "pending" and pending.job_ref
     assert (await wb.poll(pending.job_ref)).outcome == "pending"
     refused = await wb.poll(pending.job_ref)
-    assert refused == Answer(
-        "failed",
+    assert refused == ExternalAnswer(
+        outcome="failed",
         error="the Wayback Machine said: This URL is in the Save Page Now service block list.",
     )
 
@@ -125,8 +124,8 @@ async def test_archive_today_snapshot_after_its_work_in_progress(
     answer = await submitter(client, "http://unused.test", archive_today.base).ask(
         job("archive_today")
     )
-    assert answer == Answer(
-        "archived", snapshot_url=f"{archive_today.base}/F0001x", captured_at=SNAPSHOT_TIME
+    assert answer == ExternalAnswer(
+        outcome="archived", snapshot_url=f"{archive_today.base}/F0001x", captured_at=SNAPSHOT_TIME
     )
     paths = [(r.method, r.path) for r in archive_today.requests]
     assert paths == [("GET", "/"), ("POST", "/submit/"), ("GET", "/wip/F0001x"),
@@ -144,8 +143,8 @@ async def test_archive_today_rate_limit_and_no_snapshot(
     no_time = await at.submit(PAGE)
     assert (no_time.outcome, no_time.retry_after_s) == ("later", None)
     assert no_time.error == "archive.today is rate limiting (HTTP 429)"
-    assert await at.submit(PAGE) == Answer(
-        "failed", error="archive.today gave no snapshot (HTTP 200)"
+    assert await at.submit(PAGE) == ExternalAnswer(
+        outcome="failed", error="archive.today gave no snapshot (HTTP 200)"
     )
 
 
@@ -153,4 +152,4 @@ async def test_a_service_that_is_not_there_is_asked_again(client: httpx.AsyncCli
     with public_archive("wayback") as gone:
         base = gone.base
     answer = await submitter(client, base, base).ask(job("archive_today"))
-    assert answer == Answer("later", error="archive.today did not answer")
+    assert answer == ExternalAnswer(outcome="later", error="archive.today did not answer")

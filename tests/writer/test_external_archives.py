@@ -12,7 +12,12 @@ from typing import Any
 
 from services.writer import external_archives
 from shared.hooks.records import ArchiveResultRecord
-from shared.messages import ExternalArchiveJob, ExternalArchiveResult, TakedownCommand
+from shared.messages import (
+    ExternalAnswer,
+    ExternalArchiveJob,
+    ExternalArchiveResult,
+    TakedownCommand,
+)
 from testkit.writer_harness import Harness, done, event, occ, post
 
 FETCH = "on_Snapshot__41_fetch.py"
@@ -37,9 +42,10 @@ def jobs(h: Harness) -> list[ExternalArchiveJob]:
 
 
 def result(job: ExternalArchiveJob, outcome: str, **fields: Any) -> ExternalArchiveResult:
+    answer = ExternalAnswer(outcome=outcome, **fields)  # type: ignore[arg-type]
     return ExternalArchiveResult(
         link_id=job.link_id, service=job.service, round=job.round, worker="host-a:1",
-        outcome=outcome, checked_at=datetime(2026, 1, 1, 12, tzinfo=UTC), **fields,  # type: ignore[arg-type]
+        answer=answer, checked_at=datetime(2026, 1, 1, 12, tzinfo=UTC),
     )  # fmt: skip
 
 
