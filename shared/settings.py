@@ -79,6 +79,8 @@ SECRET_ENV_VARS: frozenset[str] = frozenset(
         "ADMIN_TOKEN",
         "ADMIN_TOKENS",
         "TAKEDOWN_KEY",
+        "WAYBACK_ACCESS_KEY",
+        "WAYBACK_SECRET_KEY",
     }
 )
 """Environment variables that hold secrets: never logged, stored, or passed to hooks."""

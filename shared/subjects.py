@@ -13,6 +13,8 @@ from shared.messages import (
     CheckCommand,
     EvidenceReport,
     ExcludeCommand,
+    ExternalArchiveJob,
+    ExternalArchiveResult,
     FeedGap,
     FeedPost,
     HostReleased,
@@ -34,12 +36,14 @@ JOB_CAPTURE = "job.capture"
 JOB_MEDIA = "job.media"
 JOB_TIMESTAMP = "job.timestamp"
 JOB_CHECK = "job.check"
+JOB_EXTERNAL = "job.external"
 CAPTURE_RESULT = "capture.result"
 CAPTURE_DONE = "capture.done"
 CAPTURE_RELEASED = "capture.released"
 CAPTURE_BINARIES = "capture.binaries"
 CAPTURE_EVIDENCE = "capture.evidence"
 CAPTURE_TIMESTAMP = "capture.timestamp"
+CAPTURE_EXTERNAL = "capture.external"
 CHECK_RESULT = "check.result"
 CMD_SUBMIT = "cmd.submit"
 CMD_REARCHIVE = "cmd.rearchive"
@@ -55,12 +59,14 @@ MODELS: dict[str, type[Message]] = {
     JOB_MEDIA: CaptureJob,
     JOB_TIMESTAMP: TimestampJob,
     JOB_CHECK: LivenessCheck,
+    JOB_EXTERNAL: ExternalArchiveJob,
     CAPTURE_RESULT: CaptureEvent,
     CAPTURE_DONE: CaptureDone,
     CAPTURE_RELEASED: HostReleased,
     CAPTURE_BINARIES: WorkerBinaries,
     CAPTURE_EVIDENCE: EvidenceReport,
     CAPTURE_TIMESTAMP: TimestampResult,
+    CAPTURE_EXTERNAL: ExternalArchiveResult,
     CHECK_RESULT: LivenessResult,
     CMD_SUBMIT: SubmitCommand,
     CMD_REARCHIVE: RearchiveCommand,
@@ -84,7 +90,9 @@ class StreamSpec:
 
 FEED = StreamSpec("FEED", (FEED_POST, FEED_GAP), RetentionPolicy.LIMITS)
 JOBS = StreamSpec(
-    "JOBS", (JOB_CAPTURE, JOB_MEDIA, JOB_TIMESTAMP, JOB_CHECK), RetentionPolicy.WORK_QUEUE
+    "JOBS",
+    (JOB_CAPTURE, JOB_MEDIA, JOB_TIMESTAMP, JOB_CHECK, JOB_EXTERNAL),
+    RetentionPolicy.WORK_QUEUE,
 )
 RESULTS = StreamSpec(
     "RESULTS",
@@ -95,6 +103,7 @@ RESULTS = StreamSpec(
         CAPTURE_BINARIES,
         CAPTURE_EVIDENCE,
         CAPTURE_TIMESTAMP,
+        CAPTURE_EXTERNAL,
         CHECK_RESULT,
     ),
     RetentionPolicy.LIMITS,
@@ -145,6 +154,9 @@ TIMESTAMP_JOBS = ConsumerSpec(JOBS, "timestamper", JOB_TIMESTAMP, ack_wait_s=60)
 CHECKER_JOBS = ConsumerSpec(JOBS, "checker", JOB_CHECK, ack_wait_s=10)
 """Liveness checks, shared by every archiver (their own consumer: a check never waits behind
 a capture for a slot)."""
+EXTERNAL_JOBS = ConsumerSpec(JOBS, "external", JOB_EXTERNAL, ack_wait_s=30)
+"""Submissions to the public archives, shared by every archiver (their own consumer: a slow
+service never holds a capture's slot)."""
 CONSUMERS: tuple[ConsumerSpec, ...] = (
     WRITER_FEED,
     WRITER_RESULTS,
@@ -154,4 +166,5 @@ CONSUMERS: tuple[ConsumerSpec, ...] = (
     MEDIA_JOBS,
     TIMESTAMP_JOBS,
     CHECKER_JOBS,
+    EXTERNAL_JOBS,
 )

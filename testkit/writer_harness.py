@@ -32,6 +32,7 @@ from shared.subjects import (
     CAPTURE_BINARIES,
     CAPTURE_DONE,
     CAPTURE_EVIDENCE,
+    CAPTURE_EXTERNAL,
     CAPTURE_RELEASED,
     CAPTURE_RESULT,
     CAPTURE_TIMESTAMP,
@@ -66,6 +67,7 @@ SUBJECT = {
     "RetryCommand": CMD_RETRY,
     "EvidenceReport": CAPTURE_EVIDENCE,
     "TimestampResult": CAPTURE_TIMESTAMP,
+    "ExternalArchiveResult": CAPTURE_EXTERNAL,
     "CheckCommand": CMD_CHECK,
     "LivenessResult": CHECK_RESULT,
 }

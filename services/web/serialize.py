@@ -126,6 +126,7 @@ def link_detail(link: dict[str, Any]) -> dict[str, Any]:
         "post": post_view(link.get("post"), link["artifacts"]),
         "fingerprint": (link.get("evidence") or {}).get("fingerprint"),
         "evidence": evidence(link.get("evidence")),
+        "external_archives": [external(x) for x in link.get("external_archives", ())],
         "source_status": link["source_status"],
     }
 
@@ -160,6 +161,19 @@ def evidence(e: dict[str, Any] | None) -> dict[str, Any] | None:
             }
             for t in e["timestamps"]
         ],
+    }
+
+
+def external(x: dict[str, Any]) -> dict[str, Any]:
+    """The link's submission to one public archive: its snapshot there, or why not (yet)."""
+    return {
+        "service": x["service"],
+        "status": x["status"],
+        "url": x["snapshot_url"],
+        "captured_at": x["captured_at"],
+        "submitted_url": x["url"],
+        "last_error": x["last_error"],
+        "next_try_at": x["next_try_at"],
     }
 
 

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 
 from services.web import attempt_words, posts, present
+from shared.external import TITLES as ARCHIVE_TITLES
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.filters.update(present.FILTERS)
@@ -24,6 +25,7 @@ TEMPLATES.env.globals.update(
     counts_line=posts.counts_line,
     attempt_note=attempt_words.attempt_note,
     step_detail=attempt_words.step_detail,
+    archive_titles=ARCHIVE_TITLES,
 )
 
 

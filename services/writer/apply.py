@@ -22,6 +22,7 @@ from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.done import apply_capture_done, apply_host_released
 from services.writer.evidence import apply_evidence_report, apply_timestamp_result
+from services.writer.external_archives import apply_external_result
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
 from services.writer.liveness.results import apply_check_command, apply_check_result
@@ -33,6 +34,7 @@ from shared.messages import (
     CheckCommand,
     EvidenceReport,
     ExcludeCommand,
+    ExternalArchiveResult,
     FeedGap,
     FeedPost,
     HostReleased,
@@ -64,6 +66,7 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     WorkerBinaries: apply_worker_binaries,
     EvidenceReport: apply_evidence_report,
     TimestampResult: apply_timestamp_result,
+    ExternalArchiveResult: apply_external_result,
     LivenessResult: apply_check_result,
     CheckCommand: apply_check_command,
 }

@@ -16,6 +16,7 @@ import sqlite3
 from services.writer import (
     artifacts,
     evidence,
+    external_archives,
     feed_posts,
     linkstore,
     media,
@@ -78,3 +79,4 @@ def merge(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> N
     media.move_to_link(conn, loser, survivor, now)
     posts.move_to_link(conn, loser, survivor)
     evidence.move_to_link(conn, loser, survivor)
+    external_archives.move_to_link(conn, loser, survivor)

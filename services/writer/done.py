@@ -8,7 +8,15 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.writer import artifacts, linkstore, media, moderation, posts, transitions
+from services.writer import (
+    artifacts,
+    external_archives,
+    linkstore,
+    media,
+    moderation,
+    posts,
+    transitions,
+)
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.liveness import dispatch as liveness
@@ -97,6 +105,7 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
     )
     if retry_at is None and not done.error and outcome.outcome in ("succeeded", "partial"):
         liveness.watch(conn, job["link_id"], ctx.policy.liveness, ctx.now)
+        external_archives.planned(conn, job["link_id"], ctx.policy.external_services, ctx.now_iso)
 
 
 def forget_declined(ctx: ApplyContext, link_id: int, snapshot_id: str) -> None:

@@ -60,6 +60,11 @@ class Policy:
     """TSA_URLS: every capture's manifest is timestamped by each (services/writer/evidence.py)."""
     timestamp_retry: timedelta = timedelta(minutes=1)
     """TSA_RETRY_SECONDS: the first delay before a timestamp is asked for again."""
+    external_services: tuple[str, ...] = ()
+    """WAYBACK_SUBMIT, ARCHIVE_TODAY_SUBMIT: the public archives every archived link is
+    submitted to (services/writer/external_archives.py)."""
+    external_retry: timedelta = timedelta(minutes=5)
+    """EXTERNAL_ARCHIVE_RETRY_SECONDS: the first delay before a submission is asked again."""
     liveness: LivenessRules = field(default_factory=LivenessRules)
     """When archived links are checked again, and when a `gone` is believed."""
     publish_logged_in_captures: bool = False

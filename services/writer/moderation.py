@@ -23,6 +23,7 @@ import sqlite3
 from services.writer import (
     artifacts,
     evidence,
+    external_archives,
     linkstore,
     media,
     posts,
@@ -144,6 +145,7 @@ def take_down(ctx: ApplyContext, link_id: int) -> int:
     linkstore.take_down(conn, link_id, ctx.now_iso)
     posts.forget(conn, link_id)
     evidence.forget(conn, link_id)
+    external_archives.forget(conn, link_id)
     text_history.forget(conn, link_id)
     liveness.forget(conn, link_id)
     tombstones.bury(conn, ctx.policy.takedown_key, link_id, ctx.now_iso)

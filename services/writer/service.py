@@ -9,7 +9,7 @@ import logging
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, evidence, scheduler, tombstones
+from services.writer import backup, evidence, external_archives, scheduler, tombstones
 from services.writer.apply import BatchResult, Item, apply_batch, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, writer_lock
@@ -43,6 +43,7 @@ from shared.subjects import (
     CAPTURE_RELEASED,
     CHECK_RESULT,
     JOB_CHECK,
+    JOB_EXTERNAL,
     JOB_TIMESTAMP,
     MODELS,
 )
@@ -290,25 +291,24 @@ class Writer:
             DISPATCHED.labels(d.subject).inc()
         await self.db(scheduler.mark_published, self.conn, published, utcnow())
         checks = await self.tick_checks(ctx)
-        return len(published) + await self.ask_timestamps(ctx) + checks
+        submissions = await self.ask_external_archives(ctx)
+        return len(published) + await self.ask_timestamps(ctx) + checks + submissions
 
     async def ask_timestamps(self, ctx: WriterContext) -> int:
-        """Publish the timestamp jobs due (each recorded first with its next try: a lost one
-        is asked again after its backoff)."""
+        """Publish the timestamp jobs due."""
         if not self.policy.timestamp_authorities:
             return 0
         jobs = await self.db(
             evidence.plan_timestamps, self.conn, utcnow(), self.policy.timestamp_retry
         )
-        for n, job in enumerate(jobs):
-            try:
-                await bus.publish(ctx.js, JOB_TIMESTAMP, job)
-            except BusError as exc:
-                log.warning("timestamp job of %s not sent (asked again later): %s",
-                            job.snapshot_id, exc)  # fmt: skip
-                return n
-            DISPATCHED.labels(JOB_TIMESTAMP).inc()
-        return len(jobs)
+        return await _publish_recorded(ctx, JOB_TIMESTAMP, jobs)
+
+    async def ask_external_archives(self, ctx: WriterContext) -> int:
+        """Publish the submissions to the public archives due."""
+        jobs = await self.db(
+            external_archives.plan, self.conn, utcnow(), self.policy.external_retry
+        )
+        return await _publish_recorded(ctx, JOB_EXTERNAL, jobs)
 
     async def tick_checks(self, ctx: WriterContext) -> int:
         """Dispatch the liveness checks due (liveness/dispatch.py), as tick() does jobs."""
@@ -325,6 +325,19 @@ class Writer:
         LIVENESS_DISPATCHED.inc(len(sent))
         await self.db(liveness_dispatch.mark_published, self.conn, sent)
         return len(sent)
+
+
+async def _publish_recorded(ctx: WriterContext, subject: str, jobs: Sequence[Message]) -> int:
+    """Publish jobs each recorded first with its next try (a lost one is asked again after
+    its backoff): how many were sent before NATS failed, if it did."""
+    for n, job in enumerate(jobs):
+        try:
+            await bus.publish(ctx.js, subject, job)
+        except BusError as exc:
+            log.warning("%s %s not sent (asked again later): %s", subject, job.msg_id(), exc)
+            return n
+        DISPATCHED.labels(subject).inc()
+    return len(jobs)
 
 
 def _validate(msg: Msg) -> Message | None:

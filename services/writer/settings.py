@@ -15,10 +15,13 @@ from services.writer.tombstones import TombstoneKey
 from shared.capture.settings import ConcurrencySettings
 from shared.domain_policy_settings import DomainPolicySettings
 from shared.evidence.settings import EvidenceSettings
+from shared.external.settings import ExternalSubmitSettings
 from shared.hooks.retry import MAX_ATTEMPTS
 
 
-class WriterSettings(DomainPolicySettings, EvidenceSettings, ConcurrencySettings):
+class WriterSettings(
+    DomainPolicySettings, EvidenceSettings, ExternalSubmitSettings, ConcurrencySettings
+):
     """Settings of the writer."""
 
     cache_window_seconds: int = Field(
@@ -164,6 +167,8 @@ class WriterSettings(DomainPolicySettings, EvidenceSettings, ConcurrencySettings
             ),
             timestamp_authorities=tuple(self.tsa_urls),
             timestamp_retry=timedelta(seconds=self.tsa_retry_seconds),
+            external_services=self.external_services(),
+            external_retry=timedelta(seconds=self.external_archive_retry_seconds),
             liveness=self.liveness(),
             publish_logged_in_captures=self.publish_logged_in_captures,
         )

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from shared.capture.checker import CheckerConfig, run_checker
 from shared.capture.config import SnapshotSession, WorkerConfig
 from shared.capture.settings import WorkerSettings
+from shared.capture.submitter import SubmitConfig, run_submitter
 from shared.capture.timestamper import TimestampConfig, run_timestamper
 from shared.capture.worker import run_worker
 from shared.health import s3_check
@@ -17,14 +18,21 @@ from shared.lifecycle import ServiceContext
 from shared.liveness.check import CheckEnv, Checker
 from shared.s3 import ObjectStore
 from shared.settings import public_env
-from shared.subjects import ARCHIVER_JOBS, CHECKER_JOBS, MEDIA_JOBS, TIMESTAMP_JOBS
+from shared.subjects import (
+    ARCHIVER_JOBS,
+    CHECKER_JOBS,
+    EXTERNAL_JOBS,
+    MEDIA_JOBS,
+    TIMESTAMP_JOBS,
+)
 
 
 def worker_body(
     *, media: bool, snapshot_session: SnapshotSession | None = None
 ) -> Callable[[ServiceContext[WorkerSettings]], Awaitable[None]]:
     """The service body of the media worker (media=True) or the archiver (media=False, which
-    also runs the liveness checks, shared/capture/checker.py); snapshot_session opens
+    also runs the liveness checks, shared/capture/checker.py, the timestamp jobs and the
+    submissions to the public archives, shared/capture/submitter.py); snapshot_session opens
     per-snapshot resources for the hooks (the archiver's page)."""
 
     async def body(ctx: ServiceContext[WorkerSettings]) -> None:
@@ -68,11 +76,19 @@ def worker_body(
                 concurrency=s.liveness_concurrency,
                 nak_delay_s=s.job_retry_delay_seconds,
             )
+            submits = SubmitConfig(
+                consumer=EXTERNAL_JOBS,
+                worker_id=cfg.worker_id,
+                services=s,
+                user_agent=s.user_agent,
+                nak_delay_s=s.job_retry_delay_seconds,
+            )
             checker = Checker(CheckEnv(s.plugins_dir, cfg.hook_env, cfg.worker_id), store)
             await asyncio.gather(
                 run_worker(cfg, ctx.js, store, ctx.stop),
                 run_timestamper(stamps, ctx.js, store, ctx.stop),
                 run_checker(checks, ctx.js, checker, ctx.stop),
+                run_submitter(submits, ctx.js, ctx.stop),
             )
 
     return body

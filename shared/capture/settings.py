@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.evidence.settings import EvidenceSettings
+from shared.external.settings import ExternalServiceSettings
 from shared.settings import CommonSettings, CsvList, split_csv
 
 REPO_PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
@@ -32,7 +33,9 @@ class ConcurrencySettings(BaseSettings):
     )
 
 
-class WorkerSettings(CommonSettings, EvidenceSettings, ConcurrencySettings):
+class WorkerSettings(
+    CommonSettings, EvidenceSettings, ExternalServiceSettings, ConcurrencySettings
+):
     """Settings of one archiver or media worker process."""
 
     plugins_dir: Path = Field(REPO_PLUGINS, description="Folder holding the plugin folders.")

@@ -2,7 +2,7 @@
 
 Every message knows its own ``Nats-Msg-Id`` (derived from its content or ids) so that
 JetStream drops duplicates of retried publishes. The models live by stream: `feed`,
-`capture`, `evidence`, `liveness`, `commands`; every one is imported from here.
+`capture`, `evidence`, `external`, `liveness`, `commands`; every one is imported from here.
 """
 
 from shared.messages.base import Message
@@ -31,6 +31,13 @@ from shared.messages.evidence import (
     TimestampResult,
     Verdict,
 )
+from shared.messages.external import (
+    ExternalAnswer,
+    ExternalArchiveJob,
+    ExternalArchiveResult,
+    ExternalOutcome,
+    ExternalService,
+)
 from shared.messages.feed import (
     BackfillReport,
     BackfillRequest,
@@ -52,6 +59,11 @@ __all__ = [
     "Command",
     "EvidenceReport",
     "ExcludeCommand",
+    "ExternalAnswer",
+    "ExternalArchiveJob",
+    "ExternalArchiveResult",
+    "ExternalOutcome",
+    "ExternalService",
     "FeedGap",
     "FeedPost",
     "HostReleased",

@@ -21,6 +21,8 @@ from shared.messages import (
     CheckCommand,
     EvidenceReport,
     ExcludeCommand,
+    ExternalAnswer,
+    ExternalArchiveResult,
     FeedGap,
     LivenessCheck,
     LivenessResult,
@@ -182,6 +184,24 @@ def evidence_messages(job: dict) -> list[Message]:
                 )
             ],
         ),
+    ]
+
+
+def external_messages(job: dict) -> list[Message]:
+    """The captured link's public snapshot in the Wayback Machine (WAYBACK_SUBMIT on)."""
+    answer = ExternalAnswer(
+        outcome="archived", captured_at=T0,
+        snapshot_url="https://web.archive.test/web/20260101120000/https://example.test/a",
+    )  # fmt: skip
+    return [
+        ExternalArchiveResult(
+            link_id=job["link_id"],
+            service="wayback",
+            round=1,
+            worker="host-a:1",
+            answer=answer,
+            checked_at=T0,
+        )
     ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
@@ -13,6 +14,7 @@ from tests.writer.scenario import (
     admin_messages,
     capture_messages,
     evidence_messages,
+    external_messages,
     feed_messages,
     liveness_messages,
     recapture_messages,
@@ -20,11 +22,12 @@ from tests.writer.scenario import (
 
 
 def run_scenario(h: Harness) -> list:
+    h.policy = replace(h.policy, external_services=("wayback",))
     messages = feed_messages()
     h.apply(*messages)
     h.dispatch()
     job = dict(h.rows("SELECT * FROM archive_jobs WHERE status = 'running' ORDER BY id")[0])
-    captures = capture_messages(job) + evidence_messages(job)
+    captures = capture_messages(job) + evidence_messages(job) + external_messages(job)
     h.apply(*captures)
     h.advance(hours=2)
     (check,) = h.checks()

@@ -260,6 +260,22 @@ evidence_timestamps = Table(
     Column("updated_at", Text),
 )
 
+external_archives = Table(
+    "external_archives",
+    metadata,
+    Column("link_id", Integer, primary_key=True),
+    Column("service", Text, primary_key=True),
+    Column("url", Text),
+    Column("status", Text),
+    Column("rounds", Integer),
+    Column("next_try_at", Text),
+    Column("job_ref", Text),
+    Column("snapshot_url", Text),
+    Column("captured_at", Text),
+    Column("last_error", Text),
+    Column("updated_at", Text),
+)
+
 liveness_verdicts = Table(
     "liveness_verdicts",
     metadata,
