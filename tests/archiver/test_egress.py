@@ -182,7 +182,9 @@ async def test_a_tunnel_whose_server_never_speaks_tls_is_cut(
         )
     result = seen.final["navigate"]
     assert (result.status, result.error_code) == ("succeeded", None), result.output_str
-    cut, *again = navigation(tmp_path)["failed"]
+    # the mute host's failures only: at load 6-10 the page's own favicon may also pass the 1 s
+    # bound (CI failed on that extra entry), which says nothing about the tunnel
+    cut, *again = [e for e in navigation(tmp_path)["failed"] if mute.host in str(e["url"])]
     assert (cut["tunnel"], cut["kind"], cut["reason"]) == (True, "timeout", "no answer within 1 s")
     # Chromium may try the tunnel again: the host is known silent by then, answered at once
     assert all("left a request unanswered" in str(e["reason"]) for e in again), again
