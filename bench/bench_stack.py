@@ -24,6 +24,7 @@ excluded).
 from __future__ import annotations
 
 import argparse
+import json
 import mimetypes
 import os
 import re
@@ -36,10 +37,11 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -49,6 +51,7 @@ from bench.report import write_section
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from shared import processes
+from shared.capture.settings import REPO_PLUGINS
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import own_engines_env
@@ -154,6 +157,68 @@ def wait_started(quiet: float = 0.1, most: float = 60.0) -> float:
     return time.monotonic() - t0
 
 
+def wait_answers(stack: Stack, most: float = 300.0) -> float:
+    """Wait until every service's /healthz answers 200 (the web's on WEB_PORT); returns the
+    monotonic time it did (or gave up)."""
+    deadline = time.monotonic() + most
+    pending = {name: targets[0] for name, targets in stack.metrics_targets.items()}
+    while pending and time.monotonic() < deadline:
+        for name, target in list(pending.items()):
+            try:
+                with urllib.request.urlopen(f"http://{target}/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        del pending[name]
+            except OSError:
+                pass
+        time.sleep(0.1)
+    return time.monotonic()
+
+
+NOOP_CONFIG = {"title": "noop", "description": "Does nothing (a benchmark's plugin).",
+               "type": "object", "properties": {}}  # fmt: skip
+NOOP_HOOK = (
+    "from shared.hooks.records import emit\n"
+    'emit({"type": "ArchiveResult", "status": "succeeded", "output_str": "noop"})\n'
+)
+
+
+def noop_plugins(folder: Path, n: int) -> Path:
+    """A plugins folder: the repo's plugins (linked) and `n` no-op plugins at step 6
+    (`noop01/on_Snapshot__60_noop01.py`, ...), between the page's captures and traffic."""
+    folder.mkdir(parents=True)
+    for plugin in REPO_PLUGINS.iterdir():
+        if plugin.is_dir() and not plugin.name.startswith((".", "_")):
+            (folder / plugin.name).symlink_to(plugin)
+    for i in range(1, n + 1):
+        name = f"noop{i:02d}"
+        (folder / name).mkdir()
+        (folder / name / "config.json").write_text(json.dumps({**NOOP_CONFIG, "title": name}))
+        (folder / name / f"on_Snapshot__60_{name}.py").write_text(NOOP_HOOK)
+    return folder
+
+
+def noop_overhead(db_path: Path) -> list[float]:
+    """Per snapshot, the time the no-op hooks took (from the end of the hook before the
+    first to the start of the hook after the last, so spawn, records and uploads count) per
+    no-op hook, in ms."""
+    per: list[float] = []
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10) as db:
+        snaps = db.execute("SELECT DISTINCT snapshot_id FROM archive_results").fetchall()
+        for (snap,) in snaps:
+            rows = db.execute(
+                "SELECT plugin, started_at, ended_at FROM archive_results WHERE snapshot_id = ?"
+                " AND started_at IS NOT NULL AND ended_at IS NOT NULL ORDER BY started_at",
+                (snap,),
+            ).fetchall()
+            idx = [i for i, (p, _, _) in enumerate(rows) if p.startswith("noop")]
+            if not idx or idx[0] == 0 or idx[-1] + 1 >= len(rows):
+                continue
+            before, after = rows[idx[0] - 1][2], rows[idx[-1] + 1][1]
+            span = (datetime.fromisoformat(after) - datetime.fromisoformat(before)).total_seconds()
+            per.append(1000 * span / len(idx))
+    return sorted(per)
+
+
 def wait_done(db_path: Path, jobs: int, timeout: float) -> bool:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -181,6 +246,10 @@ class Measured:
     nav: list[float]
     codes: Counter[str]
     outcomes: Counter[str]
+    answered: float = 0.0
+    """Seconds from launching the services to every /healthz answering 200."""
+    noop_ms: list[float] = field(default_factory=list)
+    """Per snapshot, ms a no-op plugin cost (`--noop-plugins`)."""
 
 
 def measure(db_path: Path, served_at: float) -> Measured:
@@ -224,6 +293,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--keep", action="store_true", help="keep the run's data folder")
+    parser.add_argument("--noop-plugins", type=int, default=0,
+                        help="add this many no-op plugins (step 6) to the capture")  # fmt: skip
     args = parser.parse_args()
     if not CORPORA.is_dir() or not GEN_SITE.exists():
         print("skipped: ../shared/corpora or ../shared/bench not present")
@@ -278,11 +349,15 @@ def run_one(args: argparse.Namespace) -> int:
             ALLOW_PRIVATE_TARGETS="true", ARCHIVE_MODE="all", WEB_PORT=str(web_port),
             PER_DOMAIN_CONCURRENCY=str(args.per_domain), LOG_LEVEL="WARNING",
         )  # fmt: skip
+        if args.noop_plugins:
+            env["PLUGINS_DIR"] = str(noop_plugins(work / "plugins", args.noop_plugins))
         stack = Stack(data_dir=work / "data", env=env)
         db_path = work / "data" / "archive.sqlite3"
         try:
             stack.start_engines()
+            launched = time.monotonic()
             stack.start_services()
+            answered = wait_answers(stack) - launched
             started = wait_started()
             cpu0 = stack_cpu()
             armed.set()
@@ -294,6 +369,8 @@ def run_one(args: argparse.Namespace) -> int:
             print(f"FAILED: not every capture ended within {args.timeout:g} s")
             return 1
         m = measure(db_path, served[0])
+        m.answered = answered
+        m.noop_ms = noop_overhead(db_path) if args.noop_plugins else []
     return report(args, len(urls), m, cpu, started)
 
 
@@ -310,6 +387,12 @@ def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float, starte
     else:
         what = f"{pages} pages of the shared 60-page bench site, one host ({SITE_HOST})"
         command = f"python -m bench.bench_stack --site bench --per-domain {args.per_domain}"
+    noop = ""
+    if args.noop_plugins:
+        command += f" --noop-plugins {args.noop_plugins}"
+        what += f", {args.noop_plugins} no-op plugins added at step 6"
+        med = statistics.median(m.noop_ms) if m.noop_ms else float("nan")
+        noop = f"| a no-op plugin's cost a page, median over the snapshots (ms) | {med:.1f} |\n"
     body = (
         f"{what}; one post per page in one poll; whole stack as `make up` runs it, default "
         f"settings but PER_DOMAIN_CONCURRENCY={args.per_domain}; the posts appear once the "
@@ -323,6 +406,8 @@ def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float, starte
         f"| navigate outcomes | {dict(sorted(m.codes.items()))} |\n"
         f"| snapshot outcomes | {dict(sorted(m.outcomes.items()))} |\n"
         f"| CPU-s/page, every process of the stack | {cpu / pages:.2f} |\n"
+        f"| services launched -> every /healthz answers 200 (s) | {m.answered:.1f} |\n"
+        f"{noop}"
     )
     print(body)
     if not args.no_write:
@@ -331,6 +416,8 @@ def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float, starte
             title += f" ({args.unreachable})"
         else:
             title += f" {args.per_domain}"
+        if args.noop_plugins:
+            title += f", {args.noop_plugins} no-op plugins"
         write_section(title, command, body)
     return 0
 

@@ -25,8 +25,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from wacz.waczindexer import WACZIndexer
-
 from shared.evidence.manifest import Manifest
 
 MANIFEST_ENTRY = "evidence/manifest.json"
@@ -81,6 +79,10 @@ def build(
             z.open(_zinfo("indexes/index.cdx.gz", deflate=False), "w") as data,
             contextlib.redirect_stdout(io.StringIO()),  # py-wacz prints its progress
         ):
+            # here, not at the top: wacz's indexer pulls in pkg_resources (~0.2 s), which
+            # `dla verify` and the web never need
+            from wacz.waczindexer import WACZIndexer
+
             indexer = WACZIndexer(
                 text, paths, sort=True, post_append=True, compress=data, lines=INDEX_LINES,
                 digest_records=True, fields="referrer", data_out_name="index.cdx.gz",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.supervisor.cli.verify import artifact_urls
+from services.supervisor.cli.evidence_check import artifact_urls
 
 
 def test_a_retried_hooks_file_is_told_from_the_earlier_by_its_sha256() -> None:

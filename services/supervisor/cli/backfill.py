@@ -4,17 +4,16 @@ the poller's extraction, quote rules and provenance (`shared.backfill.request_ba
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import out, print_json
 from services.supervisor.cli.stack_client import connect_nats, stack_client
-from shared.backfill import request_backfill
-from shared.discourse import NotATopic, parse_topic_url
-from shared.errors import BusError
-from shared.messages import BackfillReport
+
+if TYPE_CHECKING:
+    from shared.messages import BackfillReport
 
 REASON_EXITS = {
     "not_a_topic": Exit.INVALID,
@@ -28,6 +27,9 @@ REASON_EXITS = {
 
 async def ask(nats_url: str, topic_url: str, timeout: float) -> BackfillReport:
     """The poller's report on the topic (CliError when it cannot be asked)."""
+    from shared.backfill import request_backfill
+    from shared.errors import BusError
+
     try:
         nc = await connect_nats(nats_url, timeout)
     except Exception as exc:
@@ -60,6 +62,9 @@ def register(app: typer.Typer) -> None:
         """Read a whole topic of a watched forum (every post, through the poller's link
         extraction, quote rules and provenance); prints how many posts were read and links
         found. Running it again records nothing twice."""
+        # here, not at the top: every other `dla` command would pay ~0.6 s for them
+        from shared.discourse import NotATopic, parse_topic_url
+
         try:
             parse_topic_url(topic_url)
         except NotATopic as exc:

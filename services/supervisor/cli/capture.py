@@ -17,7 +17,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import err, out, print_json, short, table
 from services.supervisor.cli.stack_client import StackClient, stack_client
-from shared.links.urlparts import SUPPORTED_SCHEMES
 
 
 @dataclass
@@ -50,6 +49,9 @@ def read_urls(urls: list[str], from_file: Path | None) -> list[str]:
 
 def malformed(url: str) -> str | None:
     """Why the URL cannot be submitted, or None."""
+    # here, not at the top: importing shared.links loads its public suffix list and rules
+    from shared.links.urlparts import SUPPORTED_SCHEMES
+
     try:
         parts = urlsplit(url)
         host = parts.hostname
