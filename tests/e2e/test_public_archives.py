@@ -51,16 +51,10 @@ def archive_today() -> Iterator[PublicArchive]:
 
 
 @pytest.fixture
-def submit() -> bool:
-    """WAYBACK_SUBMIT and ARCHIVE_TODAY_SUBMIT (a test parametrizes it off)."""
-    return True
-
-
-@pytest.fixture
-def extra_env(spn2: PublicArchive, archive_today: PublicArchive, submit: bool) -> dict[str, str]:
-    on = str(submit).lower()
+def extra_env(spn2: PublicArchive, archive_today: PublicArchive) -> dict[str, str]:
+    """Both submissions on, to the stand-ins (off, the default, is checked by test_spine)."""
     return {
-        "WAYBACK_SUBMIT": on, "ARCHIVE_TODAY_SUBMIT": on,
+        "WAYBACK_SUBMIT": "true", "ARCHIVE_TODAY_SUBMIT": "true",
         "WAYBACK_ACCESS_KEY": ACCESS, "WAYBACK_SECRET_KEY": SECRET,
         "WAYBACK_URL": spn2.base, "ARCHIVE_TODAY_URL": archive_today.base,
         "EXTERNAL_ARCHIVE_POLL_SECONDS": "0.2", "EXTERNAL_ARCHIVE_RETRY_SECONDS": "2",
@@ -136,25 +130,6 @@ def test_links_are_submitted_and_their_public_snapshots_shown(
     assert leaks == []
     assert (running.stack.data_dir / "archive.sqlite3").is_file()
     assert any((running.stack.data_dir / "logs").glob("*.log"))
-
-
-@pytest.mark.parametrize("submit", [False])
-def test_with_the_settings_off_nothing_is_submitted(
-    forum: Forum, outside_web: FixtureServer, running: Running, spn2: PublicArchive,
-    archive_today: PublicArchive,
-) -> None:  # fmt: skip
-    outside_web.routes["/ok.html"] = Reply(b"<!doctype html><title>ok</title><p>The page.</p>")
-    forum.add(402, f'<a href="{outside_web.base}/ok.html">ok</a>')
-    link = running.wait_for(partial(running.archived, "/ok.html"), 120, "ok archived")
-    # the submissions would be planned in the transaction that makes the link archived
-    running.wait_for(
-        lambda: link_json(running, link["id"])["status"] == "archived", 60, "link archived"
-    )
-    assert link_json(running, link["id"])["external_archives"] == []
-    assert running.query("SELECT count(*) FROM external_archives") == [(0,)]
-    assert spn2.requests == [] and archive_today.requests == []
-    page = httpx.get(f"{running.web}/links/{link['id']}", timeout=5).text
-    assert "Public archives" not in page
 
 
 def files(root: Path) -> Iterator[Path]:

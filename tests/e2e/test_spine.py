@@ -73,6 +73,13 @@ def test_a_posted_link_is_archived_end_to_end(
     assert redirect.status_code == 302
     assert redirect.headers["location"].startswith(running.stack.env["S3_ENDPOINT"])
 
+    # Submission to the public archives is off by default: nothing planned, nothing shown.
+    # (The e2e of submissions turned on is tests/e2e/test_public_archives.py.)
+    data = httpx.get(f"{running.web}/links/{link['id']}.json", timeout=5).json()
+    assert data["external_archives"] == []
+    assert running.query("SELECT count(*) FROM external_archives") == [(0,)]
+    assert "Public archives" not in httpx.get(f"{running.web}/links/{link['id']}", timeout=5).text
+
     # Every service answers /healthz and /metrics.
     assert httpx.get(f"{running.web}/healthz", timeout=5).status_code == 200
     assert httpx.get(f"{running.web}/metrics", timeout=5).status_code == 200
