@@ -40,12 +40,13 @@ from services.writer import (
     tombstones,
     transitions,
 )
-from services.writer.clock import iso, parse
+from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.job_policy import MANUAL_PRIORITY, Decision
 from services.writer.liveness import dispatch as liveness
 from shared.messages import ExcludeCommand, RetryCommand, TakedownCommand, UndoTakedownCommand
+from shared.takedown_undo import undo_refusal
 
 log = logging.getLogger(__name__)
 
@@ -228,43 +229,13 @@ def purge_due(conn: sqlite3.Connection, now: datetime) -> list[int]:
     return [int(r[0]) for r in due]
 
 
-def undo_refusal(conn: sqlite3.Connection, link_id: int, now: datetime) -> str | None:
-    """Why a takedown of this link cannot be undone now (None: it can): the one rule the
-    writer applies and the console and API check first."""
-    link = conn.execute("SELECT taken_down_at FROM links WHERE id = ?", (link_id,)).fetchone()
-    hold = conn.execute(
-        "SELECT purge_after FROM takedown_holds WHERE link_id = ?", (link_id,)
-    ).fetchone()
-    if link is not None and link[0] is None:
-        return f"link {link_id} is not taken down"
-    if hold is None:
-        if link is None:
-            return f"no link {link_id}"
-        return (
-            f"link {link_id} cannot be undone: its undo window ended and what was captured"
-            " of it was purged"
-        )
-    if parse(str(hold[0])) <= now:
-        return (
-            f"link {link_id} cannot be undone: its undo window (TAKEDOWN_UNDO_DAYS) ended at"
-            f" {hold[0]}; what was captured of it is being purged"
-        )
-    if link is None:
-        return (
-            f"link {link_id} cannot be undone: this database was restored from a backup made"
-            " while it was taken down, which holds none of its rows; its objects are kept"
-            f" until {hold[0]}, then purged"
-        )
-    return None
-
-
 def apply_undo(ctx: ApplyContext, cmd: UndoTakedownCommand) -> None:
     """Show a taken-down link again exactly as before, within its undo window; audited
     (a refusal too, with its reason)."""
     if _audited(ctx, cmd.request_id):
         return
     conn, target = ctx.conn, f"link {cmd.link_id}"
-    refusal = undo_refusal(conn, cmd.link_id, ctx.now)
+    refusal = undo_refusal(conn, cmd.link_id, ctx.now)  # (the console asks it first too)
     if refusal is not None:
         _audit(ctx, "undo", cmd, target, cmd.reason, "rejected", refusal)
         return
