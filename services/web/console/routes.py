@@ -212,15 +212,16 @@ async def login(request: Request) -> Response:
     fields = await read_fields(request)
     who = client_key(request)
     limiter = _login_limit(request)
+    wait = limiter.check(who)  # counts this attempt; a success is not counted (undo)
+    if wait:
+        error = f"Too many wrong tokens from your address; try again in {wait} s."
+        response = _login(request, "", error, 429)
+        response.headers["retry-after"] = str(wait)
+        return response
     name = admin_tokens.name_of(tokens, fields.get("token", "").strip())
     if name is None:
-        wait = limiter.check(who)
-        if wait:
-            error = f"Too many wrong tokens from your address; try again in {wait} s."
-            response = _login(request, "", error, 429)
-            response.headers["retry-after"] = str(wait)
-            return response
         return _login(request, "", "That is not a valid admin token.", 401)
+    limiter.undo(who)
     response = RedirectResponse("/admin", status_code=303)
     response.set_cookie(
         session.COOKIE,
