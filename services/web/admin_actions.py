@@ -104,7 +104,10 @@ async def undo_takedown(
     state: WebState, link_id: int, reason: str, admin: str
 ) -> UndoTakedownCommand:
     """Show a taken-down link again, within its undo window (409 with the reason if not)."""
-    refusal = await read(state, undo_refusal, link_id, datetime.now(UTC))
+    try:
+        refusal = await read(state, undo_refusal, link_id, datetime.now(UTC))
+    except sqlite3.OperationalError:  # a database the writer has not migrated yet
+        raise HTTPException(503, "the database is being upgraded; try again shortly") from None
     if refusal is not None:
         raise HTTPException(409, refusal)
     cmd = UndoTakedownCommand(link_id=link_id, reason=reason.strip(), admin=admin, **_ids())

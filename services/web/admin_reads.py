@@ -250,6 +250,8 @@ def audit_export(conn: sqlite3.Connection, fmt: str, batch: int = 500) -> Iterat
     would take for a formula quoted with a leading ') or JSONL (one object per line)."""
     if fmt == "csv":
         yield _csv_line(AUDIT_COLUMNS)
+    if not has_table(conn, "admin_audit"):
+        return
     after = 0
     while True:
         rows = conn.execute(
