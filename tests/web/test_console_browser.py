@@ -19,7 +19,7 @@ import pytest
 from shared.messages import SubmitCommand
 from testkit.live_writer import LiveWriter, publish_all
 from tests.web.test_artifacts import s3_settings
-from tests.web.test_browser import ARGS, CHROMIUM, OUT, Watch, live_app
+from tests.web.test_browser import OUT, Watch, chromium, live_app
 
 pytestmark = pytest.mark.integration
 playwright = pytest.importorskip("playwright.sync_api")
@@ -51,14 +51,8 @@ def link_id(writer: LiveWriter, nats_url: str) -> int:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium")
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 def reload_until(page: Any, found: Callable[[], bool], what: str) -> None:

@@ -142,28 +142,22 @@ async def _show(request: Request, name: str) -> Response:
     return _page(request, s, name, await PAGES[name](_state(request)))
 
 
-@router.get("", summary="The admin console: the queue")
-async def console_queue(request: Request) -> Response:
-    """Jobs running, waiting and failed, by domain, with retry; the topic backfill form."""
-    return await _show(request, "queue")
+def _page_route(name: str) -> Callable[[Request], Awaitable[Response]]:
+    async def show(request: Request) -> Response:
+        return await _show(request, name)
+
+    return show
 
 
-@router.get("/failures")
-async def console_failures(request: Request) -> Response:
-    """Failed captures by error code and hook."""
-    return await _show(request, "failures")
-
-
-@router.get("/takedowns")
-async def console_takedowns(request: Request) -> Response:
-    """Takedowns (with undo while the window is open) and exclusions, with their reasons."""
-    return await _show(request, "takedowns")
-
-
-@router.get("/liveness")
-async def console_liveness(request: Request) -> Response:
-    """Liveness verdicts waiting for confirmation."""
-    return await _show(request, "liveness")
+PAGE_PATHS = {
+    "": ("queue", "Jobs running, waiting and failed by domain, with retry; topic backfill."),
+    "/failures": ("failures", "Failed captures by error code and hook."),
+    "/takedowns": ("takedowns", "Takedowns (undo while the window is open) and exclusions."),
+    "/liveness": ("liveness", "Liveness verdicts waiting for confirmation."),
+}
+"""The console's pages drawn from PAGES: path, page, what it shows."""
+for _path, (_name, _doc) in PAGE_PATHS.items():
+    router.add_api_route(_path, _page_route(_name), methods=["GET"], description=_doc)
 
 
 @router.get("/audit")
@@ -317,34 +311,27 @@ async def _check(state: WebState, admin: str, fields: dict[str, str]) -> str:
     return f"done=check&id={cmd.link_id}"
 
 
-@router.post("/takedowns/takedown")
-async def form_takedown(request: Request) -> Response:
-    """Take a link down (`dla takedown ID --reason`)."""
-    return await _act(request, "takedowns", _take_down)
+FORMS: dict[str, tuple[str, Callable[[WebState, str, dict[str, str]], Awaitable[str]], str]] = {
+    "/takedowns/takedown": ("takedowns", _take_down, "Take a link down (`dla takedown`)."),
+    "/takedowns/undo": ("takedowns", _undo, "Undo a takedown in its window (`dla undo`)."),
+    "/takedowns/exclude": ("takedowns", _exclude, "Exclude a domain (`dla exclude`)."),
+    "/queue/retry": ("queue", _retry, "Queue failed links again (`dla retry [--domain]`)."),
+    "/liveness/check": ("liveness", _check, "Check a link's original now (`dla check`)."),
+}
+"""The console's action forms: path, the page they return to, what they do, its `dla` twin."""
 
 
-@router.post("/takedowns/undo")
-async def form_undo(request: Request) -> Response:
-    """Undo a takedown within its window (`dla undo ID`)."""
-    return await _act(request, "takedowns", _undo)
+def _form_route(
+    page: str, action: Callable[[WebState, str, dict[str, str]], Awaitable[str]]
+) -> Callable[[Request], Awaitable[Response]]:
+    async def handle(request: Request) -> Response:
+        return await _act(request, page, action)
+
+    return handle
 
 
-@router.post("/takedowns/exclude")
-async def form_exclude(request: Request) -> Response:
-    """Exclude a domain (`dla exclude DOMAIN --reason`)."""
-    return await _act(request, "takedowns", _exclude)
-
-
-@router.post("/queue/retry")
-async def form_retry(request: Request) -> Response:
-    """Queue failed links again, of one domain or all (`dla retry [--domain]`)."""
-    return await _act(request, "queue", _retry)
-
-
-@router.post("/liveness/check")
-async def form_check(request: Request) -> Response:
-    """Check a link's original now (`dla check ID`)."""
-    return await _act(request, "liveness", _check)
+for _path, (_back_to, _action, _doc) in FORMS.items():
+    router.add_api_route(_path, _form_route(_back_to, _action), methods=["POST"], description=_doc)
 
 
 @router.post("/queue/backfill")
