@@ -275,3 +275,13 @@ async def test_the_pages_and_the_audit_exports(
     # the JSON routes take the bearer token only, never the console's cookie
     r = await c.get("/admin/takedowns.json")
     assert r.status_code == 401
+
+
+def test_the_console_sends_no_command_of_its_own() -> None:
+    """Its forms call the JSON routes' functions (`admin_actions`): it publishes nothing and
+    names no subject itself."""
+    from services.web.console import routes
+
+    names = set(vars(routes))
+    assert "publish" not in names and not any(n.startswith("CMD_") for n in names)
+    assert vars(routes)["actions"].__name__ == "services.web.admin_actions"

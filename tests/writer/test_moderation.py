@@ -10,6 +10,8 @@ from pathlib import Path
 
 from services.writer import backup, moderation
 from services.writer.clock import iso
+from services.writer.housekeeping import Housekeeping
+from services.writer.settings import WriterSettings
 from shared.hooks.records import ArtifactRecord, MetadataRecord, TextRecord
 from shared.messages import (
     ExcludeCommand,
@@ -267,3 +269,22 @@ def test_the_publishable_backup_leaves_out_taken_down_links_and_the_audit(
     assert ids == [kept["link_id"]]
     assert occurrences == [(kept["link_id"],)]
     assert b"court order" not in raw.read_bytes()
+
+
+async def test_the_housekeeping_purges_by_its_clock(h: Harness, tmp_path: Path) -> None:
+    """The writer's housekeeping asks `purge_due` with its own clock (injected here: no
+    waiting for a week)."""
+    job = captured(h)
+    h.apply(takedown(job["link_id"]))
+
+    async def with_conn(fn, *args):  # type: ignore[no-untyped-def]
+        return fn(h.conn, *args)
+
+    settings = WriterSettings.model_validate({"data_dir": tmp_path})
+    early = Housekeeping(settings, with_conn, clock=lambda: T0 + timedelta(days=6))
+    await early.purge_taken_down()
+    assert h.one("SELECT count(*) FROM takedown_holds") == 1
+    late = Housekeeping(settings, with_conn, clock=lambda: T0 + timedelta(days=7, seconds=1))
+    await late.purge_taken_down()
+    assert h.one("SELECT count(*) FROM takedown_holds") == 0
+    assert h.one("SELECT link_id FROM s3_removals") == job["link_id"]
