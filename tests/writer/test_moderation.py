@@ -288,3 +288,15 @@ async def test_the_housekeeping_purges_by_its_clock(h: Harness, tmp_path: Path) 
     await late.purge_taken_down()
     assert h.one("SELECT count(*) FROM takedown_holds") == 0
     assert h.one("SELECT link_id FROM s3_removals") == job["link_id"]
+
+
+def test_a_hidden_link_keeps_its_liveness_schedule_for_an_undo(h: Harness) -> None:
+    job = captured(h)
+    schedule = h.tuples("SELECT * FROM liveness_schedule")
+    assert schedule, "an archived link is watched"
+    h.apply(takedown(job["link_id"]))
+    h.advance(days=2)  # its first check is due: not dispatched, not forgotten
+    assert h.checks() == []
+    assert h.tuples("SELECT * FROM liveness_schedule") == schedule
+    h.apply(undo(job["link_id"]))
+    assert [c.link_id for c in h.checks()] == [job["link_id"]]
