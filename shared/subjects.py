@@ -27,6 +27,7 @@ from shared.messages import (
     TakedownCommand,
     TimestampJob,
     TimestampResult,
+    UndoTakedownCommand,
     WorkerBinaries,
 )
 
@@ -51,6 +52,7 @@ CMD_TAKEDOWN = "cmd.takedown"
 CMD_EXCLUDE = "cmd.exclude"
 CMD_RETRY = "cmd.retry"
 CMD_CHECK = "cmd.check"
+CMD_UNDO = "cmd.undo"
 
 MODELS: dict[str, type[Message]] = {
     FEED_POST: FeedPost,
@@ -74,6 +76,7 @@ MODELS: dict[str, type[Message]] = {
     CMD_EXCLUDE: ExcludeCommand,
     CMD_RETRY: RetryCommand,
     CMD_CHECK: CheckCommand,
+    CMD_UNDO: UndoTakedownCommand,
 }
 """The one payload model of every subject."""
 
@@ -110,7 +113,7 @@ RESULTS = StreamSpec(
 )
 COMMANDS = StreamSpec(
     "COMMANDS",
-    (CMD_SUBMIT, CMD_REARCHIVE, CMD_TAKEDOWN, CMD_EXCLUDE, CMD_RETRY, CMD_CHECK),
+    (CMD_SUBMIT, CMD_REARCHIVE, CMD_TAKEDOWN, CMD_EXCLUDE, CMD_RETRY, CMD_CHECK, CMD_UNDO),
     RetentionPolicy.LIMITS,
 )
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)

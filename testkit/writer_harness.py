@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from services.writer import scheduler
+from services.writer import moderation, scheduler
 from services.writer.apply import BatchResult, Item, apply_batch
 from services.writer.job_policy import Policy
 from services.writer.liveness import dispatch as liveness
@@ -43,6 +43,7 @@ from shared.subjects import (
     CMD_RETRY,
     CMD_SUBMIT,
     CMD_TAKEDOWN,
+    CMD_UNDO,
     FEED_GAP,
     FEED_POST,
 )
@@ -70,6 +71,7 @@ SUBJECT = {
     "ExternalArchiveResult": CAPTURE_EXTERNAL,
     "CheckCommand": CMD_CHECK,
     "LivenessResult": CHECK_RESULT,
+    "UndoTakedownCommand": CMD_UNDO,
 }
 
 
@@ -220,6 +222,10 @@ class Harness:
 
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
+
+    def purge(self) -> list[int]:
+        """The housekeeping's purge of taken-down links whose undo window ended, now."""
+        return moderation.purge_due(self.conn, self.now)
 
     def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
         return self.conn.execute(sql, args).fetchall()

@@ -1,61 +1,38 @@
-"""Admin routes behind named admin tokens: takedown, exclude, retry, re-archive, check the
-original now, queue view.
+"""Admin JSON routes behind named admin tokens: takedown and its undo, exclude, retry,
+re-archive, check the original now, queue view, the audit trail and its export.
 
-They do what the `dla` subcommands do (the CLI calls them): check the token, publish a
-``cmd.*`` command the writer applies (with the token's *name* for the audit table), or read
-the queue. With no admin token configured they answer 403: an admin surface is never open.
+They do what the `dla` subcommands do (the CLI calls them), through the same functions as
+the console's forms (`admin_actions.py`): check the token, publish a ``cmd.*`` command the
+writer applies (with the token's *name* for the audit table), or read (`admin_reads.py`).
+With no admin token configured they answer 403: an admin surface is never open.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
 import sqlite3
+import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from services.web.liveness_admin import find_link, liveness_counts
+from services.web import admin_actions as actions
+from services.web import admin_reads
+from services.web.console import session
 from services.web.routes.actions import publish
+from services.web.state import WebState
 from shared import admin_tokens
 from shared.links.canonical import RejectedUrl
 from shared.links.submission import check_submission
-from shared.messages import (
-    CheckCommand,
-    Command,
-    ExcludeCommand,
-    RearchiveCommand,
-    RetryCommand,
-    SubmitCommand,
-    TakedownCommand,
-)
-from shared.subjects import (
-    CMD_CHECK,
-    CMD_EXCLUDE,
-    CMD_REARCHIVE,
-    CMD_RETRY,
-    CMD_SUBMIT,
-    CMD_TAKEDOWN,
-)
+from shared.messages import Command, SubmitCommand
+from shared.subjects import CMD_SUBMIT
 
 router = APIRouter(prefix="/admin", tags=["admin"])
-_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-_DOMAIN = re.compile(rf"^(?=.{{1,253}}$)(?:{_LABEL}\.)*{_LABEL}$")
-
-
-def valid_domain(domain: str) -> bool:
-    """True for a host name (IDN allowed, checked in its ASCII form), no scheme/port/path."""
-    try:
-        ascii_form = domain.encode("idna").decode("ascii")
-    except UnicodeError:
-        return False
-    return bool(_DOMAIN.match(ascii_form))
 
 
 class AdminSettings(BaseSettings):
@@ -76,7 +53,8 @@ class AdminSettings(BaseSettings):
         )
 
 
-def _tokens(request: Request) -> dict[str, str]:
+def tokens_of(request: Request) -> dict[str, str]:
+    """``{name: secret}`` of the admin tokens (read once per app)."""
     cached = getattr(request.app.state, "admin_tokens", None)
     if cached is None:
         cached = AdminSettings().tokens()
@@ -86,7 +64,7 @@ def _tokens(request: Request) -> dict[str, str]:
 
 def admin_name(request: Request) -> str:
     """The name of the admin token of this request (FastAPI dependency), or 401/403."""
-    tokens = _tokens(request)
+    tokens = tokens_of(request)
     if not tokens:
         raise HTTPException(403, "admin routes are off: no ADMIN_TOKEN / ADMIN_TOKENS is set")
     given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
@@ -96,7 +74,18 @@ def admin_name(request: Request) -> str:
     return name
 
 
+def admin_or_console(request: Request) -> str:
+    """The admin's name from the bearer token, or from a console session (for downloads the
+    console links to: GET only, never an action)."""
+    tokens = tokens_of(request)
+    found = session.verify(request.cookies.get(session.COOKIE, ""), tokens, time.time())
+    if found is not None and "authorization" not in request.headers:
+        return found.name
+    return admin_name(request)
+
+
 Admin = Annotated[str, Depends(admin_name)]
+Reader = Annotated[str, Depends(admin_or_console)]
 
 
 class TakedownBody(BaseModel):
@@ -122,23 +111,9 @@ class RetryBody(BaseModel):
     since: datetime | None = None
 
 
-def _state(request: Request) -> Any:
-    return request.app.state.web
-
-
-def _db(request: Request) -> sqlite3.Connection:
-    path = _state(request).settings.db_path
-    if not path.exists():
-        raise HTTPException(503, "the database does not exist yet")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
-def _link_exists(request: Request, link_id: int) -> bool:
-    with contextlib.closing(_db(request)) as conn:
-        row = conn.execute("SELECT 1 FROM links WHERE id = ?", (link_id,)).fetchone()
-    return row is not None
+def _state(request: Request) -> WebState:
+    state: WebState = request.app.state.web
+    return state
 
 
 def _accepted(cmd: Command, **extra: Any) -> JSONResponse:
@@ -174,66 +149,50 @@ async def submit(request: Request, body: SubmitBody, _: Admin) -> JSONResponse:
 async def takedown(
     request: Request, link_id: LinkPath, body: TakedownBody, admin: Admin
 ) -> JSONResponse:
-    """Hide the link everywhere, delete its objects, never capture it again; audited."""
-    if not await asyncio.to_thread(_link_exists, request, link_id):
-        raise HTTPException(404, f"no link {link_id}")
-    cmd = TakedownCommand(
-        link_id=link_id,
-        reason=body.reason.strip(),
-        admin=admin,
-        request_id=uuid.uuid4().hex,
-        requested_at=datetime.now(UTC),
-    )
-    await publish(_state(request), CMD_TAKEDOWN, cmd)
+    """Hide the link everywhere at once, never capture it again; what was captured is kept
+    for TAKEDOWN_UNDO_DAYS (undo), then purged; audited."""
+    cmd = await actions.take_down(_state(request), link_id, body.reason, admin)
+    return _accepted(cmd, link_id=link_id)
+
+
+class UndoBody(BaseModel):
+    """Body of POST /admin/links/{id}/undo."""
+
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("", max_length=2000)
+
+
+@router.post(
+    "/links/{link_id}/undo",
+    status_code=202,
+    summary="Undo a takedown",
+    responses={409: {"description": "Not taken down, or its undo window ended (reason given)"}},
+)
+async def undo(request: Request, link_id: LinkPath, body: UndoBody, admin: Admin) -> JSONResponse:
+    """Show a taken-down link again exactly as before, within TAKEDOWN_UNDO_DAYS of its
+    takedown; audited. 409 with the reason after the window (or when it is not taken down)."""
+    cmd = await actions.undo_takedown(_state(request), link_id, body.reason, admin)
     return _accepted(cmd, link_id=link_id)
 
 
 @router.post("/exclude", status_code=202, summary="Exclude a domain from archiving")
 async def exclude(request: Request, body: ExcludeBody, admin: Admin) -> JSONResponse:
     """Links of this domain (and subdomains) are no longer captured; audited."""
-    domain = body.domain.strip().lower().rstrip(".")
-    if not valid_domain(domain):
-        raise HTTPException(400, f"not a domain name: {body.domain!r}")
-    cmd = ExcludeCommand(
-        domain=domain,
-        reason=body.reason.strip(),
-        admin=admin,
-        request_id=uuid.uuid4().hex,
-        requested_at=datetime.now(UTC),
-    )
-    await publish(_state(request), CMD_EXCLUDE, cmd)
-    return _accepted(cmd, domain=domain)
+    cmd = await actions.exclude(_state(request), body.domain, body.reason, admin)
+    return _accepted(cmd, domain=cmd.domain)
 
 
 @router.post("/retry", status_code=202, summary="Capture failed links again")
 async def retry(request: Request, body: RetryBody, admin: Admin) -> JSONResponse:
     """Failed links (optionally of one domain, or failed since a time) are queued again."""
-    domain = body.domain.strip().lower().rstrip(".") if body.domain else None
-    if domain is not None and not valid_domain(domain):
-        raise HTTPException(400, f"not a domain name: {body.domain!r}")
-    since = body.since
-    if since is not None and since.tzinfo is None:
-        since = since.replace(tzinfo=UTC)
-    cmd = RetryCommand(
-        domain=domain,
-        since=since,
-        admin=admin,
-        request_id=uuid.uuid4().hex,
-        requested_at=datetime.now(UTC),
-    )
-    await publish(_state(request), CMD_RETRY, cmd)
+    cmd = await actions.retry(_state(request), body.domain, body.since, admin)
     return _accepted(cmd)
 
 
 @router.post("/links/{link_id}/rearchive", status_code=202, summary="Capture a link again now")
 async def rearchive(request: Request, link_id: LinkPath, admin: Admin) -> JSONResponse:
     """A new capture now, whatever the cache window (no rate limit for admins)."""
-    if not await asyncio.to_thread(_link_exists, request, link_id):
-        raise HTTPException(404, f"no link {link_id}")
-    cmd = RearchiveCommand(
-        link_id=link_id, request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC)
-    )
-    await publish(_state(request), CMD_REARCHIVE, cmd)
+    cmd = await actions.rearchive(_state(request), link_id)
     return _accepted(cmd, link_id=link_id)
 
 
@@ -244,82 +203,70 @@ class CheckBody(BaseModel):
     link: str = Field(min_length=1, max_length=8192)
 
 
-def _find_link(request: Request, given: str) -> int | None:
-    with contextlib.closing(_db(request)) as conn:
-        return find_link(conn, given, _state(request).policy)
-
-
 @router.post("/check", status_code=202, summary="Check a link's original now")
 async def check_now(request: Request, body: CheckBody, _: Admin) -> JSONResponse:
     """A liveness check of the link's original at the writer's next scheduler run (`dla
     check URL|ID`); its answer shows in `/links/{id}.json` `source_status`."""
-    link_id = await asyncio.to_thread(_find_link, request, body.link)
-    if link_id is None:
-        raise HTTPException(404, f"no link {body.link!r} in the archive")
-    cmd = CheckCommand(link_id=link_id, request_id=uuid.uuid4().hex, requested_at=datetime.now(UTC))
-    await publish(_state(request), CMD_CHECK, cmd)
-    return _accepted(cmd, link_id=link_id, requested_at=cmd.requested_at.isoformat())
+    cmd = await actions.check_now(_state(request), body.link)
+    return _accepted(cmd, link_id=cmd.link_id, requested_at=cmd.requested_at.isoformat())
 
 
 @router.get("/queue.json", summary="The queue: backlog, throughput, failures, oldest job")
 async def queue(request: Request, _: Admin) -> dict[str, Any]:
     """Jobs by status, captures per minute (last 10 min), failures in the last hour by error
     code, the oldest pending job, and the audit trail's latest entries."""
-    return await asyncio.to_thread(_queue, request)
+    return await actions.read(_state(request), admin_reads.queue, datetime.now(UTC))
 
 
-def _queue(request: Request) -> dict[str, Any]:
+@router.get("/takedowns.json", summary="Takedowns (with their undo window) and exclusions")
+async def takedowns(request: Request, _: Admin) -> dict[str, Any]:
+    """Every takedown, newest first, with its reason, admin, time and state (`hidden` with
+    `purge_after` and `seconds_left` while it can be undone, `undone`, `purged`), and the
+    excluded domains with their reason."""
     now = datetime.now(UTC)
-    hour_ago = (now - timedelta(hours=1)).isoformat()
-    ten_min = (now - timedelta(minutes=10)).isoformat()
-    with contextlib.closing(_db(request)) as conn:
-        jobs = {
-            r["status"]: r["n"]
-            for r in conn.execute("SELECT status, count(*) AS n FROM archive_jobs GROUP BY status")
-        }
-        done = conn.execute(
-            "SELECT count(*) FROM archive_jobs WHERE status = 'succeeded' AND finished_at >= ?",
-            (ten_min,),
-        ).fetchone()[0]
-        failures = {
-            r["code"]: r["n"]
-            for r in conn.execute(
-                "SELECT coalesce(error_code, 'unknown') AS code, count(*) AS n"
-                " FROM archive_results WHERE status = 'failed' AND updated_at >= ?"
-                " GROUP BY code ORDER BY n DESC",
-                (hour_ago,),
-            )
-        }
-        oldest = conn.execute(
-            "SELECT j.id, j.link_id, l.canonical_url AS url, j.status, j.enqueued_at,"
-            " j.attempts FROM archive_jobs j JOIN links l ON l.id = j.link_id"
-            " WHERE j.status IN ('queued', 'running') ORDER BY j.enqueued_at, j.id LIMIT 1"
-        ).fetchone()
-        liveness = liveness_counts(conn, now) if _has_table(conn, "liveness_schedule") else None
-        audit = (
-            [
-                dict(r)
-                for r in conn.execute(
-                    "SELECT action, target, reason, admin, at FROM admin_audit"
-                    " ORDER BY id DESC LIMIT 20"
-                )
-            ]
-            if _has_table(conn, "admin_audit")
-            else []
-        )
+    state = _state(request)
     return {
-        "jobs": jobs,
-        "captures_per_minute": round(done / 10, 2),
-        "failures_last_hour": failures,
-        "oldest_pending": dict(oldest) if oldest else None,
-        "liveness": liveness,
-        "audit": audit,
+        "takedowns": await actions.read(state, admin_reads.takedowns, now),
+        "exclusions": await actions.read(state, admin_reads.exclusions),
     }
 
 
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-    return row.fetchone() is not None
+@router.get("/audit.json", summary="The audit trail, newest first")
+async def audit(
+    request: Request,
+    _: Reader,
+    before: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Who did what, when and why (`before`: entries older than this id)."""
+    rows = await actions.read(_state(request), _audit_page, before, limit)
+    return {"entries": rows}
+
+
+def _audit_page(conn: sqlite3.Connection, before: int | None, limit: int) -> list[Any]:
+    return admin_reads.audit(conn, before=before, limit=limit)
+
+
+@router.get("/audit.{fmt}", summary="The whole audit trail as CSV or JSONL")
+async def audit_export(request: Request, fmt: str, _: Reader) -> Response:
+    """`/admin/audit.csv` or `/admin/audit.jsonl`: every entry, oldest first, as a download
+    (`dla audit --export`)."""
+    if fmt not in EXPORT_TYPES:
+        raise HTTPException(404, "export as audit.csv or audit.jsonl")
+    lines = await actions.read(_state(request), _export_lines, fmt)
+    name = f"dla-audit-{datetime.now(UTC):%Y%m%d-%H%M%S}.{fmt}"
+    return Response(
+        "".join(lines).encode(),
+        media_type=EXPORT_TYPES[fmt],
+        headers={"content-disposition": f'attachment; filename="{name}"'},
+    )
+
+
+EXPORT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
+
+
+def _export_lines(conn: sqlite3.Connection, fmt: str) -> list[str]:
+    return list(admin_reads.audit_export(conn, fmt))
 
 
 @router.get("/requests/{request_id}.json", summary="What became of a request")
@@ -328,22 +275,21 @@ async def request_outcome(request: Request, request_id: str, _: Admin) -> dict[s
     ``outcome``: ``pending`` (undecided, queued or running), ``captured`` or ``failed``."""
     if not re.fullmatch(r"[0-9a-f]{32}", request_id):
         raise HTTPException(400, "a request id is 32 hex characters")
-    found = await asyncio.to_thread(_request_outcome, request, request_id)
+    found = await actions.read(_state(request), _request_outcome, request_id)
     if found is None:
         return {"request_id": request_id, "outcome": "pending", "decision": None}
     return found
 
 
-def _request_outcome(request: Request, request_id: str) -> dict[str, Any] | None:
-    with contextlib.closing(_db(request)) as conn:
-        row = conn.execute(
-            "SELECT s.request_id, s.kind, s.url, s.link_id, s.job_id, s.decision, s.reason,"
-            " j.status AS job_status, j.attempts, j.last_error, l.status AS link_status,"
-            " l.canonical_url FROM submissions s"
-            " LEFT JOIN archive_jobs j ON j.id = s.job_id"
-            " LEFT JOIN links l ON l.id = s.link_id WHERE s.request_id = ?",
-            (request_id,),
-        ).fetchone()
+def _request_outcome(conn: sqlite3.Connection, request_id: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT s.request_id, s.kind, s.url, s.link_id, s.job_id, s.decision, s.reason,"
+        " j.status AS job_status, j.attempts, j.last_error, l.status AS link_status,"
+        " l.canonical_url FROM submissions s"
+        " LEFT JOIN archive_jobs j ON j.id = s.job_id"
+        " LEFT JOIN links l ON l.id = s.link_id WHERE s.request_id = ?",
+        (request_id,),
+    ).fetchone()
     if row is None:
         return None
     found = dict(row)

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from services.web import admin, errors
 from services.web.connections import connect
+from services.web.console import routes as console
 from services.web.metrics import RequestMetrics
 from services.web.routes import actions, captures, files, pages, system
 from services.web.security import SecurityHeaders, page_csp
@@ -87,6 +88,7 @@ def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
     app.include_router(files.router)
     app.include_router(system.router)
     app.include_router(admin.router)
+    app.include_router(console.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
     app.add_middleware(SecurityHeaders, csp=page_csp(s3_origin(settings)))

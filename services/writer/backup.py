@@ -6,8 +6,8 @@ tombstones (hashes, see ``tombstones.py``) and the link id high-water mark stay,
 restored database still refuses the URLs taken down and never gives a link id twice.
 Beside it, from the same copy, the *private* part: the rows the publishable copy leaves out
 or blanks, except a taken-down link's (`private_rows`: the audit trail, the S3 removals
-still queued, who excluded a domain and why, the private session files' rows) in a small
-SQLite file.
+still queued, the takedowns' undo windows (so a restored database still purges in time),
+who excluded a domain and why, the private session files' rows) in a small SQLite file.
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
 [--date YYYY-MM-DD]`` downloads the backup (default: the newest) and its private part (when
@@ -84,7 +84,7 @@ def _gzip_away(raw: Path, dest_gz: Path) -> None:
         raw.unlink(missing_ok=True)
 
 
-PRIVATE_TABLES = ("admin_audit", "s3_removals")
+PRIVATE_TABLES = ("admin_audit", "s3_removals", "takedown_holds")
 """Tables the public never sees: emptied in every backup, kept whole in its private part."""
 
 

@@ -136,7 +136,9 @@ def plan_timestamps(
             "SELECT t.snapshot_id, t.authority, t.rounds, e.link_id, e.manifest_key,"
             " e.fingerprint FROM evidence_timestamps t"
             " JOIN evidence e ON e.snapshot_id = t.snapshot_id AND e.fingerprint = t.fingerprint"
-            " WHERE t.status = 'pending' AND t.next_try_at <= ? ORDER BY t.next_try_at",
+            " WHERE t.status = 'pending' AND t.next_try_at <= ?"
+            " AND e.link_id NOT IN (SELECT id FROM links WHERE taken_down_at IS NOT NULL)"
+            " ORDER BY t.next_try_at",
             (iso(now),),
         ).fetchall()
         by_snapshot: dict[str, list[sqlite3.Row]] = defaultdict(list)

@@ -94,7 +94,9 @@ def plan(
     with transaction(conn):
         due = conn.execute(
             "SELECT link_id, service, url, rounds, job_ref FROM external_archives"
-            " WHERE status = 'pending' AND next_try_at <= ? ORDER BY next_try_at LIMIT ?",
+            " WHERE status = 'pending' AND next_try_at <= ?"
+            " AND link_id NOT IN (SELECT id FROM links WHERE taken_down_at IS NOT NULL)"
+            " ORDER BY next_try_at LIMIT ?",
             (iso(now), limit),
         ).fetchall()
         jobs = []

@@ -1,6 +1,6 @@
 """The writer's housekeeping: consumer-lag, job and domain gauges, the newest backup's
-time, pruning old message ids, backups when due, and removing the S3 objects of taken-down
-links."""
+time, pruning old message ids, backups when due, purging taken-down links whose undo window
+ended, and removing the S3 objects of taken-down links."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from services.writer import backup, metrics, removals, stats
+from services.writer import backup, metrics, moderation, removals, stats
 from services.writer.apply import forget_processed
 from services.writer.clock import iso, utcnow
 from services.writer.db import transaction
@@ -33,8 +33,15 @@ HOUSEKEEPING_S = 5.0
 class Housekeeping:
     """Runs beside the writer's apply loop and scheduler, on the same database thread."""
 
-    def __init__(self, settings: WriterSettings, with_conn: Callable[..., Awaitable[Any]]) -> None:
+    def __init__(
+        self,
+        settings: WriterSettings,
+        with_conn: Callable[..., Awaitable[Any]],
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
         self.settings = settings
+        self.clock = clock
+        """The time undo windows are compared with."""
         self.with_conn = with_conn
         """Runs fn(connection, *args) on the writer's database thread."""
         self.status: dict[str, object] = {}
@@ -62,6 +69,7 @@ class Housekeeping:
             if interval > 0 and time.monotonic() >= next_backup:
                 next_backup = time.monotonic() + interval
                 await self.backup()
+            await self.purge_taken_down()
             await self._remove_taken_down()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ctx.stop.wait(), HOUSEKEEPING_S)
@@ -107,6 +115,14 @@ class Housekeeping:
             await self.with_conn(_prune_processed, cutoff)
         except sqlite3.Error as exc:
             log.warning("pruning processed_messages: %s", exc)
+
+    async def purge_taken_down(self) -> None:
+        """Purge the taken-down links whose undo window ended (their objects are then queued
+        for removal)."""
+        try:
+            await self.with_conn(moderation.purge_due, self.clock())
+        except sqlite3.Error as exc:
+            log.warning("purging taken-down links: %s (will retry)", exc)
 
     async def _remove_taken_down(self) -> None:
         try:

@@ -56,6 +56,9 @@ class Policy:
     """A dispatched media job silent this long is dispatched again (downloads run long)."""
     takedown_key: TombstoneKey = field(default_factory=TombstoneKey)
     """What takedown tombstones are hashed with (TAKEDOWN_KEY; see tombstones.py)."""
+    takedown_undo: timedelta = timedelta(days=7)
+    """TAKEDOWN_UNDO_DAYS: how long a takedown can be undone; what was captured of the link is
+    kept hidden until then and purged after (services/writer/moderation.py)."""
     timestamp_authorities: tuple[str, ...] = ()
     """TSA_URLS: every capture's manifest is timestamped by each (services/writer/evidence.py)."""
     timestamp_retry: timedelta = timedelta(minutes=1)

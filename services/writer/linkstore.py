@@ -362,7 +362,18 @@ def _merge_status(conn: sqlite3.Connection, survivor: int, loser_status: str) ->
 
 
 def take_down(conn: sqlite3.Connection, link_id: int, now: str) -> None:
-    """Mark the link taken down and forget what was captured of it (metadata, search text)."""
-    conn.execute("UPDATE links SET taken_down_at = ? WHERE id = ?", (now, link_id))
+    """Mark the link taken down (hidden; an earlier takedown's time stays)."""
+    conn.execute(
+        "UPDATE links SET taken_down_at = coalesce(taken_down_at, ?) WHERE id = ?", (now, link_id)
+    )
+
+
+def undo_take_down(conn: sqlite3.Connection, link_id: int) -> None:
+    """Show a taken-down link again (what was captured of it was kept)."""
+    conn.execute("UPDATE links SET taken_down_at = NULL WHERE id = ?", (link_id,))
+
+
+def forget_captured(conn: sqlite3.Connection, link_id: int) -> None:
+    """Forget what was captured of a taken-down link (metadata, search text): its purge."""
     conn.execute("DELETE FROM link_metadata WHERE link_id = ?", (link_id,))
     conn.execute("DELETE FROM link_text_fts WHERE rowid = ?", (link_id,))

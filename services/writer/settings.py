@@ -92,6 +92,14 @@ class WriterSettings(
         description="What a takedown does to the link's S3 objects: delete them, or move them"
         " under QUARANTINE_PREFIX (not public, for an appeal).",
     )
+    takedown_undo_days: float = Field(
+        7,
+        ge=0,
+        le=3650,
+        description="Days a takedown can be undone: the link is hidden at once, what was"
+        " captured of it (rows and S3 objects) is kept until then and purged after (0: purged"
+        " at once, no undo).",
+    )
     quarantine_prefix: str = Field(
         "quarantine/", description="Key prefix of quarantined objects of taken-down links."
     )
@@ -165,6 +173,7 @@ class WriterSettings(
             takedown_key=TombstoneKey(
                 self.takedown_key.get_secret_value().encode() if self.takedown_key else b""
             ),
+            takedown_undo=timedelta(days=self.takedown_undo_days),
             timestamp_authorities=tuple(self.tsa_urls),
             timestamp_retry=timedelta(seconds=self.tsa_retry_seconds),
             external_services=self.external_services(),

@@ -80,6 +80,17 @@ def bury(conn: sqlite3.Connection, key: TombstoneKey, link_id: int, now: str) ->
     record(conn, key, forms_of_link(conn, link_id), now)
 
 
+def unbury(conn: sqlite3.Connection, key: TombstoneKey, link_id: int) -> None:
+    """Remove the tombstones of the link's URL forms (its takedown was undone), except those
+    another taken-down link shares."""
+    others = conn.execute(
+        "SELECT id FROM links WHERE taken_down_at IS NOT NULL AND id != ?", (link_id,)
+    ).fetchall()
+    kept = {key.digest(u) for (other,) in others for u in forms_of_link(conn, int(other))}
+    gone = sorted({key.digest(u) for u in forms_of_link(conn, link_id)} - kept)
+    conn.executemany("DELETE FROM takedown_tombstones WHERE digest = ?", [(d,) for d in gone])
+
+
 def forms_of_link(conn: sqlite3.Connection, link_id: int) -> set[str]:
     """The link's original, normalized, canonical and final URL, and its aliases."""
     rows = conn.execute(

@@ -22,6 +22,7 @@ from shared.messages.commands import (
     RetryCommand,
     SubmitCommand,
     TakedownCommand,
+    UndoTakedownCommand,
 )
 from shared.messages.evidence import (
     EvidenceReport,
@@ -79,6 +80,7 @@ __all__ = [
     "TimestampJob",
     "TimestampOutcome",
     "TimestampResult",
+    "UndoTakedownCommand",
     "Verdict",
     "WorkerBinaries",
 ]

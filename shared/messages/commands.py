@@ -41,7 +41,8 @@ class RearchiveCommand(Command):
 
 
 class TakedownCommand(Command):
-    """``cmd.takedown``: an admin took a link down (hidden everywhere, objects removed)."""
+    """``cmd.takedown``: an admin took a link down (hidden everywhere at once; what was
+    captured of it is purged once TAKEDOWN_UNDO_DAYS have passed without an undo)."""
 
     PREFIX = "takedown"
 
@@ -49,6 +50,20 @@ class TakedownCommand(Command):
     """The link."""
     reason: str
     """Why (kept in the audit table, never public)."""
+    admin: str
+    """The name of the admin token that asked (never the secret)."""
+
+
+class UndoTakedownCommand(Command):
+    """``cmd.undo``: an admin undid a takedown within its window (TAKEDOWN_UNDO_DAYS): the
+    link is shown again exactly as before."""
+
+    PREFIX = "undo"
+
+    link_id: int
+    """The link taken down."""
+    reason: str = ""
+    """Why (kept in the audit table)."""
     admin: str
     """The name of the admin token that asked (never the secret)."""
 

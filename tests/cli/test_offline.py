@@ -46,7 +46,9 @@ def test_backup_then_restore_into_a_stopped_archive(tmp_path: Path) -> None:
     assert refused.stderr.startswith("dla: restore refused") and "Traceback" not in refused.stderr
 
 
-def test_a_backup_with_its_private_part_restores_the_audit_and_the_queue(tmp_path: Path) -> None:
+def test_a_backup_with_its_private_part_restores_the_audit_and_undo_windows(
+    tmp_path: Path,
+) -> None:
     source = tmp_path / "a"
     conn = open_db(source / "archive.sqlite3")
     h = Harness(conn)
@@ -68,6 +70,10 @@ def test_a_backup_with_its_private_part_restores_the_audit_and_the_queue(tmp_pat
     conn = open_db(target / "archive.sqlite3")
     h = Harness(conn)
     assert [tuple(r) for r in h.rows("SELECT * FROM admin_audit")] == audit
+    # the takedown's undo window came back: the restored writer purges it when it ends
+    assert h.tuples("SELECT link_id, request_id FROM takedown_holds") == [(2, "t1")]
+    h.advance(days=8)
+    assert h.purge() == [2]
     assert h.one("SELECT group_concat(link_id) FROM s3_removals") == "2"
     assert tuple(h.rows("SELECT reason, admin FROM excluded_domains")[0]) == ("spam", "alice")
     h.apply(post("g2", occ("https://x.com/u/status/3")))

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -84,6 +85,13 @@ def server(archive: Path, s3_env: dict[str, str], tmp_path_factory) -> Iterator[
 
 @pytest.fixture(scope="module")
 def browser(server: str) -> Iterator[object]:
+    with chromium() as b:
+        yield b
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium under Playwright (the test is skipped without it)."""
     if not CHROMIUM.exists():
         pytest.skip("no /usr/bin/chromium")
     with playwright.sync_playwright() as p:

@@ -141,7 +141,7 @@ def rows_of(path: Path, sql: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
-async def test_a_restore_onto_an_empty_disk_keeps_the_audit_removals_and_link_ids(
+async def test_a_restore_onto_an_empty_disk_keeps_the_audit_undo_windows_and_link_ids(
     tmp_path: Path, s3_env: dict, nats_url: str, live_writer: Callable[..., LiveWriter]
 ) -> None:
     day, date = datetime(2026, 3, 7, 8, tzinfo=UTC), "2026-03-07"
@@ -156,10 +156,12 @@ async def test_a_restore_onto_an_empty_disk_keeps_the_audit_removals_and_link_id
         await store.ensure_bucket()
         await store.put_bytes(stored, b"<p>gone soon</p>", "text/html")
     # taken down before the backup: the newest link (no object: only the backup knows its
-    # id) and one whose object is still queued for deletion (S3 not reached before it)
+    # id) and one whose object is kept for the undo window (T0 + 7 days, long past when the
+    # restored writer runs: it purges both)
     h.apply(takedown(down_last, "t1"), takedown(down_with_objects, "t2"))
     audit = h.rows("SELECT * FROM admin_audit ORDER BY id")
-    assert len(audit) == 2 and h.one("SELECT count(*) FROM s3_removals") == 2
+    holds = [tuple(r) for r in h.rows("SELECT * FROM takedown_holds ORDER BY link_id")]
+    assert len(audit) == 2 and len(holds) == 2
     await backup.backup(source, day)
     h.conn.close()
 
@@ -171,7 +173,7 @@ async def test_a_restore_onto_an_empty_disk_keeps_the_audit_removals_and_link_id
         assert await store.head(private_key_of_date(date)) is not None
         # what /export/backup lists and serves: the private part is not among it
         assert private_key_of_date(date) not in await store.list_keys(PREFIX)
-    for table in ("admin_audit", "s3_removals"):
+    for table in ("admin_audit", "s3_removals", "takedown_holds"):
         assert rows_of(public, f"SELECT count(*) FROM {table}") == [(0,)]
     assert rows_of(public, "SELECT max(id) FROM links") == [(kept,)]
 
@@ -180,13 +182,16 @@ async def test_a_restore_onto_an_empty_disk_keeps_the_audit_removals_and_link_id
     assert done.returncode == 0, done.stderr
     restored = target / "archive.sqlite3"
     assert rows_of(restored, "SELECT * FROM admin_audit ORDER BY id") == [tuple(r) for r in audit]
-    assert rows_of(restored, "SELECT link_id FROM s3_removals ORDER BY link_id") == [
-        (down_with_objects,),
-        (down_last,),
-    ]
+    assert rows_of(restored, "SELECT * FROM takedown_holds ORDER BY link_id") == holds
 
     writer = live_writer(target, nats_url, s3_env).start()
-    writer.wait_for(lambda: writer.count("s3_removals") == 0, 60, "the queued removals done")
+    writer.wait_for(
+        lambda: writer.count("takedown_holds") == 0 and writer.count("s3_removals") == 0,
+        60,
+        "the undo windows ended: links purged, their objects removed",
+    )
+    purged = "SELECT target FROM admin_audit WHERE action = 'purge' ORDER BY target"
+    assert writer.query(purged) == [(f"link {down_with_objects}",), (f"link {down_last}",)]
     async with ObjectStore(source) as store:
         assert await store.list_keys(f"archives/{down_with_objects}/") == []
     await publish_all(

@@ -163,7 +163,7 @@ def test_given_up_after_the_last_round(h: Harness) -> None:
     )
 
 
-def test_a_takedown_forgets_the_submissions(h: Harness) -> None:
+def test_a_takedown_holds_the_submissions_and_its_purge_forgets_them(h: Harness) -> None:
     on(h, "wayback")
     link_id = archive(h, "https://example.test/a")
     h.apply(
@@ -171,4 +171,7 @@ def test_a_takedown_forgets_the_submissions(h: Harness) -> None:
             link_id=link_id, request_id="r1", requested_at=h.now, reason="asked", admin="ops"
         )
     )
+    assert jobs(h) == []  # a hidden link is not submitted while its takedown can be undone
+    h.advance(days=8)
+    assert h.purge() == [link_id]
     assert h.rows("SELECT * FROM external_archives") == []

@@ -261,6 +261,10 @@ def test_a_taken_down_link_is_no_longer_checked(h: Harness) -> None:
                             requested_at=h.now))  # fmt: skip
     h.now = T0 + 2 * H
     assert h.checks() == []
+    assert h.one("SELECT count(*) FROM liveness_schedule") == 1  # kept for an undo
+    h.now = T0 + timedelta(days=8)
+    h.purge()  # its undo window ended
+    assert h.checks() == []
     assert h.one("SELECT count(*) FROM liveness_schedule") == 0
 
 

@@ -5,12 +5,22 @@ from __future__ import annotations
 import gzip
 import sqlite3
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
-from services.writer import backup
+from services.writer import backup, moderation
+from services.writer.clock import iso
+from services.writer.housekeeping import Housekeeping
+from services.writer.settings import WriterSettings
 from shared.hooks.records import ArtifactRecord, MetadataRecord, TextRecord
-from shared.messages import ExcludeCommand, RetryCommand, SubmitCommand, TakedownCommand
-from testkit.writer_harness import T0, Harness, done, event, occ, post
+from shared.messages import (
+    ExcludeCommand,
+    RetryCommand,
+    SubmitCommand,
+    TakedownCommand,
+    UndoTakedownCommand,
+)
+from testkit.writer_harness import T0, Harness, done, dump, event, occ, post
 
 
 def art(job, name: str = "body") -> ArtifactRecord:  # type: ignore[no-untyped-def]
@@ -42,21 +52,103 @@ def takedown(link_id: int, rid: str = "t1") -> TakedownCommand:
     )
 
 
-def test_takedown_hides_deletes_queues_s3_removal_and_audits(h: Harness) -> None:
+NOT_THE_LINK = ("admin_audit", "processed_messages", "takedown_tombstones", "takedown_holds")
+"""Tables a takedown and its undo write besides the link's own rows."""
+
+
+def undo(link_id: int, rid: str = "u1") -> UndoTakedownCommand:
+    return UndoTakedownCommand(
+        link_id=link_id, reason="appeal granted", admin="bob", request_id=rid, requested_at=T0
+    )
+
+
+def test_takedown_hides_at_once_keeps_everything_for_the_window_and_audits(h: Harness) -> None:
     job = captured(h)
-    assert h.one("SELECT count(*) FROM link_text_fts") == 1
+    before = dump(h.conn, skip=(*NOT_THE_LINK, "links"))
     h.apply(takedown(job["link_id"]))
     assert h.one("SELECT taken_down_at FROM links") is not None
-    assert h.one("SELECT count(*) FROM archive_artifacts") == 0
-    assert h.one("SELECT count(*) FROM link_metadata") == 0
-    assert h.one("SELECT count(*) FROM link_text_fts") == 0
-    assert h.one("SELECT link_id FROM s3_removals") == job["link_id"]
+    # nothing captured is deleted yet, nothing queued for S3: an undo can show it again
+    assert dump(h.conn, skip=(*NOT_THE_LINK, "links")) == before
+    assert h.one("SELECT count(*) FROM s3_removals") == 0
+    assert h.tuples("SELECT link_id, request_id, purge_after FROM takedown_holds") == [
+        (job["link_id"], "t1", iso(T0 + timedelta(days=7)))
+    ]
     assert h.tuples("SELECT action, target, reason, admin, outcome FROM admin_audit") == [
         ("takedown", f"link {job['link_id']}", "court order", "alice", "done")
     ]
+    assert "kept until" in h.one("SELECT detail FROM admin_audit")
     # idempotent: the same request again changes nothing
     h.apply(takedown(job["link_id"]))
     assert h.one("SELECT count(*) FROM admin_audit") == 1
+    # the window is not over: the housekeeping's purge leaves it
+    h.advance(days=6, hours=23)
+    assert h.purge() == []
+    assert h.one("SELECT count(*) FROM archive_artifacts") == 1
+
+
+def test_an_undo_within_the_window_shows_the_link_exactly_as_before(h: Harness) -> None:
+    job = captured(h)
+    before = dump(h.conn, skip=NOT_THE_LINK)
+    h.apply(takedown(job["link_id"]))
+    h.advance(days=6)
+    h.apply(undo(job["link_id"]))
+    assert dump(h.conn, skip=NOT_THE_LINK) == before
+    assert h.one("SELECT count(*) FROM takedown_holds") == 0
+    assert h.one("SELECT count(*) FROM takedown_tombstones") == 0
+    assert h.tuples("SELECT action, admin, reason, outcome FROM admin_audit ORDER BY id") == [
+        ("takedown", "alice", "court order", "done"),
+        ("undo", "bob", "appeal granted", "done"),
+    ]
+    # its URL is no longer refused: a new post of it counts for the link again
+    h.advance(days=2)
+    h.apply(post("g-again", occ("https://x.com/u/status/1"), content="again"))
+    assert h.purge() == []
+    assert h.one("SELECT count(*) FROM link_occurrences") == 2
+    assert "taken down" not in {j["reason"] for j in h.jobs()}
+
+
+def test_after_the_window_an_undo_is_refused_and_the_purge_deletes(h: Harness) -> None:
+    job = captured(h)
+    link_id = job["link_id"]
+    h.apply(takedown(link_id))
+    h.advance(days=7)
+    h.apply(undo(link_id))
+    refused = h.one("SELECT detail FROM admin_audit WHERE action = 'undo'")
+    assert "undo window (TAKEDOWN_UNDO_DAYS) ended" in refused
+    assert h.one("SELECT outcome FROM admin_audit WHERE action = 'undo'") == "rejected"
+    assert h.one("SELECT taken_down_at FROM links") is not None
+    assert h.purge() == [link_id]
+    assert h.one("SELECT count(*) FROM archive_artifacts") == 0
+    assert h.one("SELECT count(*) FROM link_metadata") == 0
+    assert h.one("SELECT count(*) FROM link_text_fts") == 0
+    assert h.one("SELECT link_id FROM s3_removals") == link_id
+    assert moderation.pending_removals(h.conn) == [(link_id, '["' + art(job).s3_key + '"]', True)]
+    assert h.tuples("SELECT action, admin, outcome FROM admin_audit WHERE action = 'purge'") == [
+        ("purge", "writer", "done")
+    ]
+    assert h.purge() == []  # once
+    h.apply(undo(link_id, "u2"))
+    assert "was purged" in h.one("SELECT detail FROM admin_audit WHERE request_id = 'u2'")
+
+
+def test_an_undo_of_a_link_not_taken_down_is_refused(h: Harness) -> None:
+    job = captured(h)
+    h.apply(undo(job["link_id"]), undo(999, "u2"))
+    assert h.tuples("SELECT outcome, detail FROM admin_audit ORDER BY id") == [
+        ("rejected", f"link {job['link_id']} is not taken down"),
+        ("rejected", "no link 999"),
+    ]
+
+
+def test_with_no_undo_window_a_takedown_purges_at_once(h: Harness) -> None:
+    h.policy = replace(h.policy, takedown_undo=timedelta(0))
+    job = captured(h)
+    h.apply(takedown(job["link_id"]))
+    assert h.one("SELECT count(*) FROM archive_artifacts") == 0
+    assert h.one("SELECT count(*) FROM link_text_fts") == 0
+    assert h.one("SELECT link_id FROM s3_removals") == job["link_id"]
+    assert h.one("SELECT count(*) FROM takedown_holds") == 0
+    assert "purged at once" in h.one("SELECT detail FROM admin_audit")
 
 
 def test_a_taken_down_link_is_never_captured_again(h: Harness) -> None:
@@ -83,6 +175,11 @@ def test_takedown_of_a_running_capture_drops_its_late_results(h: Harness) -> Non
     keys = h.one("SELECT keys FROM s3_removals")
     assert "late" in keys
     assert h.job(job["id"])["status"] == "failed"
+    # kept while the takedown can be undone; removed with the link's prefix after
+    assert moderation.pending_removals(h.conn) == []
+    h.advance(days=8)
+    h.purge()
+    assert [r[0] for r in moderation.pending_removals(h.conn)] == [job["link_id"]]
 
 
 def test_takedown_of_an_unknown_link_is_audited_as_rejected(h: Harness) -> None:
@@ -167,8 +264,39 @@ def test_the_publishable_backup_leaves_out_taken_down_links_and_the_audit(
         conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in backup.PRIVATE_TABLES
     ]
     conn.close()
-    assert private == [0, 0]
+    assert private == [0, 0, 0]
     assert mentions == []
     assert ids == [kept["link_id"]]
     assert occurrences == [(kept["link_id"],)]
     assert b"court order" not in raw.read_bytes()
+
+
+async def test_the_housekeeping_purges_by_its_clock(h: Harness, tmp_path: Path) -> None:
+    """The writer's housekeeping asks `purge_due` with its own clock (injected here: no
+    waiting for a week)."""
+    job = captured(h)
+    h.apply(takedown(job["link_id"]))
+
+    async def with_conn(fn, *args):  # type: ignore[no-untyped-def]
+        return fn(h.conn, *args)
+
+    settings = WriterSettings.model_validate({"data_dir": tmp_path})
+    early = Housekeeping(settings, with_conn, clock=lambda: T0 + timedelta(days=6))
+    await early.purge_taken_down()
+    assert h.one("SELECT count(*) FROM takedown_holds") == 1
+    late = Housekeeping(settings, with_conn, clock=lambda: T0 + timedelta(days=7, seconds=1))
+    await late.purge_taken_down()
+    assert h.one("SELECT count(*) FROM takedown_holds") == 0
+    assert h.one("SELECT link_id FROM s3_removals") == job["link_id"]
+
+
+def test_a_hidden_link_keeps_its_liveness_schedule_for_an_undo(h: Harness) -> None:
+    job = captured(h)
+    schedule = h.tuples("SELECT * FROM liveness_schedule")
+    assert schedule, "an archived link is watched"
+    h.apply(takedown(job["link_id"]))
+    h.advance(days=2)  # its first check is due: not dispatched, not forgotten
+    assert h.checks() == []
+    assert h.tuples("SELECT * FROM liveness_schedule") == schedule
+    h.apply(undo(job["link_id"]))
+    assert [c.link_id for c in h.checks()] == [job["link_id"]]

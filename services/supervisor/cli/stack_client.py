@@ -137,7 +137,7 @@ class StackClient:
             if detail == "Not Found":  # FastAPI's answer for a route it does not have
                 detail = f"this web does not serve {path.split('?')[0]}"
             raise CliError(f"not found: {detail}", Exit.NOT_FOUND)
-        if resp.status_code in (400, 413, 415, 422):
+        if resp.status_code in (400, 409, 413, 415, 422):
             raise CliError(f"refused: {detail}", Exit.INVALID)
         if resp.status_code == 429:
             raise CliError(f"too many requests: {detail}", Exit.FAILED)

@@ -1,0 +1,287 @@
+"""The admin console in-process (the writer's real apply path fills the database; no NATS,
+so actions that get past every check answer 503): the login and its cookie, CSRF on every
+form, expired and forged sessions, the login rate limit, the console disabled without a
+token, a hidden link gone from every public route and back after an undo, the undo refused
+after its window, the pages and the audit exports. Chromium and the whole path to the
+writer: tests/web/test_console_browser.py."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from services.web.console import session
+from services.web.state import WebState
+from services.writer.db import open_db
+from shared.messages import TakedownCommand, UndoTakedownCommand
+from testkit.writer_harness import Harness
+from tests.web.conftest import client_for, web_settings
+from tests.writer.test_moderation import captured
+
+SECRET = "correct-horse-battery"
+HTML = {"accept": "text/html"}
+FORMS = (
+    "/admin/takedowns/takedown",
+    "/admin/takedowns/undo",
+    "/admin/takedowns/exclude",
+    "/admin/queue/retry",
+    "/admin/queue/backfill",
+    "/admin/liveness/check",
+    "/admin/logout",
+)
+"""Every form the console posts."""
+BEARER = {"authorization": f"Bearer {SECRET}"}
+
+
+def archive(data: Path, *, taken_down_at: datetime | None = None) -> tuple[Harness, int]:
+    """A database with one captured link (taken down at that time, when given)."""
+    h = Harness(open_db(data / "archive.sqlite3"))
+    job = captured(h)
+    link_id = int(job["link_id"])
+    if taken_down_at is not None:
+        h.now = taken_down_at
+        h.apply(
+            TakedownCommand(
+                link_id=link_id,
+                reason="=HYPERLINK(court order)",
+                admin="alice",
+                request_id="t1",
+                requested_at=taken_down_at,
+            )
+        )
+    return h, link_id
+
+
+@pytest.fixture
+def tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADMIN_TOKENS", f"alice:{SECRET}")
+    monkeypatch.delenv("ADMIN_TOKEN", raising=False)
+
+
+async def client_of(data: Path, base: str = "http://archive.test") -> httpx.AsyncClient:
+    state = WebState.of(web_settings(data))
+    c = client_for(state)
+    c.base_url = httpx.URL(base)
+    return c
+
+
+@pytest.fixture
+async def held(
+    tmp_path: Path, tokens: None
+) -> AsyncIterator[tuple[httpx.AsyncClient, Harness, int]]:
+    """A link taken down a moment ago (its undo window open), and a client."""
+    h, link_id = archive(tmp_path, taken_down_at=datetime.now(UTC))
+    async with await client_of(tmp_path) as c:
+        yield c, h, link_id
+    h.conn.close()
+
+
+async def log_in(c: httpx.AsyncClient) -> str:
+    """Log in; the CSRF token of the session's forms."""
+    r = await c.post("/admin/login", data={"token": SECRET}, headers=HTML)
+    assert r.status_code == 303 and r.headers["location"] == "/admin", r.text
+    page = await c.get("/admin", headers=HTML)
+    assert page.status_code == 200 and "Logged in as <strong>alice</strong>" in page.text
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    return found.group(1)
+
+
+async def test_with_no_admin_token_the_console_is_disabled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ADMIN_TOKEN", raising=False)
+    monkeypatch.delenv("ADMIN_TOKENS", raising=False)
+    archive(tmp_path)[0].conn.close()
+    async with await client_of(tmp_path) as c:
+        for method, path in (("GET", "/admin"), ("GET", "/admin/login"), ("POST", "/admin/login"),
+                             ("GET", "/admin/takedowns"), ("GET", "/admin/audit.csv")):  # fmt: skip
+            r = await c.request(method, path, headers=HTML, data={"token": "anything-at-all"})
+            assert r.status_code == 403, (path, r.status_code)
+            assert "ADMIN_TOKEN" in r.text
+
+
+async def test_login_sets_a_strict_httponly_cookie_that_never_holds_the_token(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, _, _ = held
+    r = await c.get("/admin", headers=HTML)
+    assert (r.status_code, r.headers["location"]) == (303, "/admin/login")
+    r = await c.post("/admin/login", data={"token": "not-the-token"}, headers=HTML)
+    assert r.status_code == 401 and "not a valid admin token" in r.text
+    assert "set-cookie" not in r.headers
+    r = await c.post("/admin/login", data={"token": SECRET}, headers=HTML)
+    cookie = r.headers["set-cookie"]
+    assert r.status_code == 303
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/admin" in cookie
+    assert "Secure" not in cookie  # plain http here; https below
+    assert SECRET not in cookie and "token" not in str(r.url)
+    assert (await c.get("/admin", headers=HTML)).status_code == 200
+
+
+async def test_over_https_the_cookie_is_secure(tmp_path: Path, tokens: None) -> None:
+    archive(tmp_path)[0].conn.close()
+    async with await client_of(tmp_path, "https://archive.test") as c:
+        r = await c.post("/admin/login", data={"token": SECRET}, headers=HTML)
+    assert r.status_code == 303 and "Secure" in r.headers["set-cookie"]
+
+
+async def test_every_form_needs_the_sessions_csrf_token(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, _, link_id = held
+    form = {"link_id": str(link_id), "reason": "spam"}
+    r = await c.post("/admin/takedowns/takedown", data=form, headers=HTML)
+    assert (r.status_code, r.headers["location"]) == (303, "/admin/login")  # not logged in
+    csrf = await log_in(c)
+    for given in ({}, {"csrf": "forged"}, {"csrf": csrf[:-1] + "x"}):
+        for path in FORMS:
+            r = await c.post(path, data=form | given, headers=HTML)
+            assert r.status_code == 403 and "CSRF" in r.text, (path, r.status_code)
+    # another session's token is not this one's
+    other = session.verify(
+        session.issue("alice", SECRET, time.time()), {"alice": SECRET}, time.time()
+    )
+    assert other is not None
+    other_csrf = session.csrf_token(other, {"alice": SECRET})
+    r = await c.post("/admin/takedowns/takedown", data=form | {"csrf": other_csrf}, headers=HTML)
+    assert r.status_code == 403
+    # the right token gets through to the action: no message bus here, so a 503 in words
+    r = await c.post("/admin/takedowns/takedown", data=form | {"csrf": csrf}, headers=HTML)
+    assert r.status_code == 503 and "cannot take requests right now" in r.text
+    r = await c.post("/admin/takedowns/takedown", data={"link_id": "x", "csrf": csrf}, headers=HTML)
+    assert r.status_code == 400 and "link&#39;s id" in r.text
+    r = await c.post("/admin/logout", data={"csrf": csrf}, headers=HTML)
+    assert (r.status_code, r.headers["location"]) == (303, "/admin/login?out=1")
+    assert (await c.get("/admin", headers=HTML)).status_code == 303
+
+
+async def test_an_expired_or_forged_session_goes_back_to_the_login(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, _, _ = held
+    expired = session.issue("alice", SECRET, time.time() - session.SESSION_SECONDS - 1)
+    c.cookies.set(session.COOKIE, expired, domain="archive.test", path="/admin")
+    r = await c.get("/admin", headers=HTML)
+    assert (r.status_code, r.headers["location"]) == (303, "/admin/login?expired=1")
+    page = await c.get("/admin/login?expired=1", headers=HTML)
+    assert "session expired" in page.text
+    good = session.issue("alice", SECRET, time.time())
+    parts = good.split(".")
+    for forged in (
+        ".".join([parts[0], "Ym9i", *parts[2:]]),  # another name
+        ".".join([parts[0], parts[1], str(int(parts[2]) + 99999), *parts[3:]]),  # longer life
+        session.issue("alice", "not-the-secret", time.time()),
+        "junk",
+        "v1.%%%.1.2.3",
+    ):
+        c.cookies.set(session.COOKIE, forged, domain="archive.test", path="/admin")
+        r = await c.get("/admin/audit", headers=HTML)
+        assert r.status_code == 303, forged
+        assert (await c.get("/admin/audit.csv")).status_code == 401
+
+
+async def test_wrong_tokens_are_rate_limited_per_address(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, _, _ = held
+    codes = [
+        (await c.post("/admin/login", data={"token": f"wrong-{n}"}, headers=HTML)).status_code
+        for n in range(11)
+    ]
+    assert codes == [401] * 10 + [429]
+    r = await c.post("/admin/login", data={"token": SECRET}, headers=HTML)
+    assert r.status_code == 429 and int(r.headers["retry-after"]) > 0  # even the right one
+
+
+async def test_a_hidden_link_is_gone_from_every_route_and_an_undo_brings_it_back(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, h, link_id = held
+    artifact = h.one("SELECT id FROM archive_artifacts")
+
+    async def shown() -> dict[str, bool]:
+        search = await c.get("/search.json", params={"q": "owls"})
+        export = await c.get("/export/links.jsonl")
+        return {
+            "page": (await c.get(f"/links/{link_id}", headers=HTML)).status_code == 200,
+            "json": (await c.get(f"/links/{link_id}.json")).status_code == 200,
+            "search": any(r["link_id"] == link_id for r in search.json()["results"]),
+            "export": any(json.loads(x)["id"] == link_id for x in export.text.splitlines()),
+            "feed": f"/links/{link_id}</link>" in (await c.get("/feed.xml")).text,
+            # (visible: 503, this test's S3 is down; hidden: 404)
+            "artifact": (await c.get(f"/artifacts/{artifact}")).status_code != 404,
+        }
+
+    assert set((await shown()).values()) == {False}
+    h.now = datetime.now(UTC)
+    h.apply(
+        UndoTakedownCommand(link_id=link_id, admin="alice", request_id="u1", requested_at=h.now)
+    )
+    assert set((await shown()).values()) == {True}
+
+
+async def test_an_undo_after_the_window_is_refused_in_words(tmp_path: Path, tokens: None) -> None:
+    h, link_id = archive(tmp_path, taken_down_at=datetime(2026, 1, 1, tzinfo=UTC))
+    h.conn.close()
+    async with await client_of(tmp_path) as c:
+        r = await c.post(f"/admin/links/{link_id}/undo", json={}, headers=BEARER)
+        assert r.status_code == 409
+        assert "undo window (TAKEDOWN_UNDO_DAYS) ended at 2026-01-08" in r.json()["error"]
+        r = await c.post("/admin/links/99/undo", json={}, headers=BEARER)
+        assert (r.status_code, r.json()["error"]) == (409, "no link 99")
+        csrf = await log_in(c)
+        form = {"link_id": str(link_id), "csrf": csrf}
+        r = await c.post("/admin/takedowns/undo", data=form, headers=HTML)
+        assert r.status_code == 409 and "undo window (TAKEDOWN_UNDO_DAYS) ended" in r.text
+        assert "Takedowns &amp; exclusions" in r.text  # the page again, with the refusal
+
+
+async def test_the_pages_and_the_audit_exports(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, _, link_id = held
+    await log_in(c)
+    for path in ("/admin", "/admin/failures", "/admin/liveness", "/admin/audit?before=5"):
+        r = await c.get(path, headers=HTML)
+        assert r.status_code == 200 and "<script" not in r.text, path
+    page = (await c.get("/admin/takedowns", headers=HTML)).text
+    assert "hidden; undo possible for 6 days 23 h" in page
+    assert 'action="/admin/takedowns/undo"' in page
+    audit = (await c.get("/admin/audit", headers=HTML)).text
+    assert "=HYPERLINK(court order)" in audit and "takedown" in audit
+    # the exports, with the session (the console's links) and with the bearer token (dla)
+    for headers in ({}, BEARER):
+        rows = list(
+            csv.reader(io.StringIO((await c.get("/admin/audit.csv", headers=headers)).text))
+        )
+        assert rows[0][:4] == ["id", "at", "admin", "action"]
+        assert rows[1][2:6] == ["alice", "takedown", f"link {link_id}", "'=HYPERLINK(court order)"]
+        lines = (await c.get("/admin/audit.jsonl", headers=headers)).text.splitlines()
+        assert json.loads(lines[0])["reason"] == "=HYPERLINK(court order)"
+    assert (await c.get("/admin/audit.xml", headers=BEARER)).status_code == 404
+    listed = (await c.get("/admin/takedowns.json", headers=BEARER)).json()["takedowns"]
+    assert [(t["link_id"], t["state"]) for t in listed] == [(link_id, "hidden")]
+    assert 6 * 86400 < listed[0]["seconds_left"] <= 7 * 86400
+    # the JSON routes take the bearer token only, never the console's cookie
+    r = await c.get("/admin/takedowns.json")
+    assert r.status_code == 401
+
+
+def test_the_console_sends_no_command_of_its_own() -> None:
+    """Its forms call the JSON routes' functions (`admin_actions`): it publishes nothing and
+    names no subject itself."""
+    from services.web.console import routes
+
+    names = set(vars(routes))
+    assert "publish" not in names and not any(n.startswith("CMD_") for n in names)
+    assert vars(routes)["actions"].__name__ == "services.web.admin_actions"
