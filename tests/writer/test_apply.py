@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
 from services.writer import apply as apply_mod
 from services.writer.apply import is_transient
+from shared.messages import TakedownCommand
 from testkit.writer_harness import Harness, dump, occ, post
 from tests.writer.scenario import (
     admin_messages,
@@ -44,8 +46,24 @@ def run_scenario(h: Harness) -> list:
     h.apply(*recapture)
     tiktok = h.one("SELECT id FROM links WHERE canonical_url LIKE '%tiktok%'")
     admin = admin_messages(tiktok)
-    h.apply(*admin)
-    return messages + captures + checks + recapture + admin
+    h.apply(*admin)  # held for the undo window (takedown_holds)
+    # with no undo window a takedown purges at once: a link's S3 prefix goes to s3_removals
+    h.policy = replace(h.policy, takedown_undo=timedelta(0))
+    kept = h.one(
+        "SELECT id FROM links WHERE taken_down_at IS NULL"
+        " AND id NOT IN (SELECT link_id FROM archive_artifacts) ORDER BY id LIMIT 1"
+    )
+    purge = [
+        TakedownCommand(
+            link_id=kept,
+            reason="court order",
+            admin="alice",
+            request_id="t2",
+            requested_at=h.now,
+        )
+    ]
+    h.apply(*purge)
+    return messages + captures + checks + recapture + admin + purge
 
 
 def test_every_message_type_applied_twice_changes_nothing(h: Harness) -> None:
