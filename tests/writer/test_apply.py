@@ -49,13 +49,13 @@ def run_scenario(h: Harness) -> list:
     h.apply(*admin)  # held for the undo window (takedown_holds)
     # with no undo window a takedown purges at once: a link's S3 prefix goes to s3_removals
     h.policy = replace(h.policy, takedown_undo=timedelta(0))
-    kept = h.one(
+    bare = h.one(
         "SELECT id FROM links WHERE taken_down_at IS NULL"
         " AND id NOT IN (SELECT link_id FROM archive_artifacts) ORDER BY id LIMIT 1"
     )
     purge = [
         TakedownCommand(
-            link_id=kept,
+            link_id=bare,
             reason="court order",
             admin="alice",
             request_id="t2",
