@@ -113,11 +113,7 @@ async def publish(js: JetStreamContext, subject: str, message: Message) -> None:
 
 
 async def fetch(sub: PullSub, batch: int, timeout: float) -> list[Msg]:
-    """Fetch up to batch messages; [] when none arrived within timeout or NATS is away.
-
-    With batch > 1 and nothing waiting, nats-py's fetch holds the first message that arrives
-    until the batch is full or `timeout` has passed: a consumer that starts work per message
-    (a capture job, a check) asks for 1 at a time, or its first job waits up to `timeout`."""
+    """Fetch up to batch messages; [] when none arrived within timeout or NATS is away."""
     try:
         return await sub.fetch(batch, timeout=timeout)
     except TimeoutError:

@@ -106,7 +106,7 @@ async def run_checker(
         if free <= 0:
             await asyncio.wait(running, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
             continue
-        for msg in await bus.fetch(sub, 1, timeout=1.0):
+        for msg in await bus.fetch(sub, free, timeout=1.0):
             job = await bus.accept(msg, LivenessCheck, "check")
             if job is None:
                 continue

@@ -234,7 +234,7 @@ async def run_worker(
             timeout = 1.0 if change is None else min(change, 1.0)
             await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             continue
-        for msg in await bus.fetch(sub, 1, timeout=1.0):
+        for msg in await bus.fetch(sub, free, timeout=1.0):
             job = await accept(cfg, msg)
             if job is None:
                 continue
