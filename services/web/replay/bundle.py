@@ -60,8 +60,6 @@ REPLAYWEBPAGE = Pin(
 )
 SERVED = ("ui.js", "sw.js", "LICENSE")
 """The package's files we keep (``package/<name>`` in the tarball)."""
-REPO = Path(__file__).resolve().parents[3]
-CACHE_DIR = REPO / ".cache"
 TIMEOUT_S = 60.0
 MAX_BYTES = 50 << 20
 
@@ -70,10 +68,12 @@ class BundleError(Exception):
     """The package could not be fetched, or is not the pinned one."""
 
 
-def default_dir(pin: Pin = REPLAYWEBPAGE) -> Path:
-    """Where the pinned version is kept: ``.cache/<name>-<version>/`` in the checkout
-    (git-ignored; ``/app/.cache`` in the image)."""
-    return CACHE_DIR / f"{pin.name}-{pin.version}"
+def default_dir(pin: Pin = REPLAYWEBPAGE, cache: Path | None = None) -> Path:
+    """Where the pinned version is kept: ``<cache>/<name>-<version>/``, by default in the
+    checkout's ``.cache/`` (git-ignored; ``/app/.cache`` in the image)."""
+    if cache is None:
+        cache = Path(__file__).resolve().parents[3] / ".cache"
+    return cache / f"{pin.name}-{pin.version}"
 
 
 def is_complete(directory: Path, pin: Pin = REPLAYWEBPAGE) -> bool:
@@ -146,10 +146,13 @@ def ensure(directory: Path | None = None, pin: Pin = REPLAYWEBPAGE, url: str | N
 
 
 def main() -> int:
-    """``python -m services.web.replay.bundle [DIR]``: fetch the pinned version if missing."""
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    """``python -m services.web.replay.bundle [CACHE]``: fetch the pinned version into
+    ``CACHE/<name>-<version>`` (default: the checkout's ``.cache/``) if it is not there. The
+    file runs alone too (standard library only): the Dockerfile runs it before the code is
+    copied."""
+    cache = Path(sys.argv[1]) if len(sys.argv) > 1 else None
     try:
-        where = ensure(target)
+        where = ensure(default_dir(REPLAYWEBPAGE, cache))
     except BundleError as exc:
         print(f"replay bundle: {exc}", file=sys.stderr)
         return 1
