@@ -111,7 +111,10 @@ def unpack(data: bytes, directory: Path, pin: Pin) -> None:
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
             for name in SERVED:
-                member = tar.extractfile(f"package/{name}")
+                try:
+                    member = tar.extractfile(f"package/{name}")
+                except KeyError:
+                    member = None
                 if member is None:
                     raise BundleError(f"the package has no {name}")
                 (staging / name).write_bytes(member.read())
@@ -120,7 +123,7 @@ def unpack(data: bytes, directory: Path, pin: Pin) -> None:
             path.chmod(0o644)
         staging.chmod(0o755)
         os.replace(staging, directory)
-    except (tarfile.TarError, KeyError, OSError) as exc:
+    except (tarfile.TarError, OSError) as exc:
         raise BundleError(f"unpacking {pin.tarball_name} failed: {exc}") from exc
     finally:
         if staging.exists():

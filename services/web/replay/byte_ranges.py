@@ -45,7 +45,7 @@ def parse(header: str | None, size: int) -> ByteRange | None:
         return ByteRange(max(size - suffix, 0), size - 1, size)
     first = int(m[1])
     last = int(m[2]) if m[2] else size - 1
-    if last < first:
+    if m[2] and last < first:
         return None
     if first >= size:
         raise Unsatisfiable(header)
