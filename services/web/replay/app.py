@@ -49,6 +49,11 @@ REPLAY_CSP = (
 only by itself (the viewer frames the replayed page). The replayed pages get the policy the
 service worker gives them (wabac.js: every source ``'self'``, inline and eval allowed, so the
 archived page's scripts run but reach nothing beyond this origin)."""
+WORKER_CSP = (
+    "default-src 'self' data: blob:; script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval' blob:; "
+    "connect-src 'self' data: blob:"
+)
+"""The service worker's own policy: it reads the WACZ from this origin and nothing else."""
 REPLAY_HEADERS = {
     "x-content-type-options": "nosniff",
     "x-frame-options": "SAMEORIGIN",
@@ -130,9 +135,9 @@ def _wacz(state: WebState) -> Endpoint:
     return wacz
 
 
-def _asset(site: ReplaySite, name: str) -> Endpoint:
+def _asset(site: ReplaySite, name: str, csp: str | None = None) -> Endpoint:
     path = site.files / name
-    headers = {"cache-control": JS_CACHE}
+    headers = {"cache-control": JS_CACHE} | ({"content-security-policy": csp} if csp else {})
 
     async def asset(_: Request) -> Response:
         return FileResponse(path, media_type="text/javascript", headers=headers)
@@ -158,7 +163,7 @@ def create_replay_app(state: WebState, site: ReplaySite) -> SecurityHeaders:
         Route("/view/{wacz_id:int}", _view(state, site)),
         Route("/wacz/{wacz_id:int}.wacz", _wacz(state), methods=["GET", "HEAD"]),
         Route(f"{BASE}ui.js", _asset(site, "ui.js")),
-        Route(f"{BASE}sw.js", _asset(site, "sw.js")),
+        Route(f"{BASE}sw.js", _asset(site, "sw.js", WORKER_CSP)),
         Route("/about/replay/LICENSE", _file(site, licence_file)),
         Route("/about/replay/source.tgz", _file(site, source_file)),
     ]

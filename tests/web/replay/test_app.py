@@ -17,7 +17,7 @@ import pytest
 
 from services.web.connections import open_storage
 from services.web.replay import bundle
-from services.web.replay.app import REPLAY_CSP
+from services.web.replay.app import REPLAY_CSP, WORKER_CSP
 from services.web.state import WebState
 from services.writer.db import open_db
 from shared.hooks.records import ArtifactRecord, HookRecord, SnapshotRecord
@@ -99,6 +99,8 @@ async def test_the_link_page_leads_to_the_replay_origin(web: httpx.AsyncClient) 
     for asset in ("/replay/ui.js", "/replay/sw.js"):
         js = await web.get(asset, headers={"host": REPLAY})
         assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+    worker = await web.get("/replay/sw.js", headers={"host": REPLAY})
+    assert worker.headers["content-security-policy"] == WORKER_CSP  # it reads this origin only
 
 
 async def test_the_wacz_is_served_whole_and_by_ranges(web: httpx.AsyncClient) -> None:
