@@ -5,7 +5,8 @@
   leads there: a top-level page, because browsers refuse a service worker to a frame of
   another site than the page's);
 - ``/replay/ui.js``, ``/replay/sw.js``: the viewer and its service worker (scope
-  ``/replay/``; the replayed pages are answered by it, under ``/replay/w/...``);
+  ``/replay/``; the replayed pages are answered by it, under ``/replay/w/...``), and the
+  viewer's inner page (``/replay/``) for the moments before the worker answers;
 - ``/wacz/{wacz_id}.wacz``: the WACZ's bytes, with Range requests (the viewer reads only the
   parts it needs), proxied from S3 (a presigned URL would be another origin the service
   worker must reach);
@@ -26,7 +27,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from services.web.params import MAX_ID
@@ -42,7 +49,7 @@ S3_TIMEOUT = 5.0
 REPLAY_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' blob:; "
-    "connect-src 'self'; worker-src 'self'; frame-src 'self'; manifest-src 'none'; "
+    "connect-src 'self' data: blob:; worker-src 'self'; frame-src 'self'; manifest-src 'none'; "
     "base-uri 'none'; form-action 'none'; object-src 'none'; frame-ancestors 'self'"
 )
 """The replay origin's own pages: its own scripts only, connections to itself only, framed
@@ -62,6 +69,14 @@ REPLAY_HEADERS = {
     "cross-origin-resource-policy": "same-origin",
     "permissions-policy": "camera=(), microphone=(), geolocation=(), interest-cohort=()",
 }
+VIEWER_INDEX = (
+    '<!doctype html>\n<html><head><meta charset="utf-8"><script src="./ui.js"></script>'
+    "</head>\n<body><replay-app-main></replay-app-main></body></html>\n"
+)
+"""The viewer's inner page, as its service worker serves it (``serveIndex``): served here too
+for the first visit, when the viewer frames it before the just-registered worker controls the
+frame (the viewer reloads the frame only twice, 100 ms apart: on a loaded machine the worker
+was not ready by then, and the frame kept a 404)."""
 NOT_HERE = "This address only replays the link archive's captures; it has no other page.\n"
 JS_CACHE = "public, max-age=3600"
 
@@ -152,6 +167,10 @@ def _file(site: ReplaySite, answer: Callable[[ReplaySite], FileResponse]) -> End
     return file
 
 
+async def _index(_: Request) -> Response:
+    return HTMLResponse(VIEWER_INDEX, headers={"cache-control": "no-store"})
+
+
 async def _home(_: Request) -> Response:
     return PlainTextResponse(NOT_HERE)
 
@@ -162,6 +181,8 @@ def create_replay_app(state: WebState, site: ReplaySite) -> SecurityHeaders:
         Route("/", _home),
         Route("/view/{wacz_id:int}", _view(state, site)),
         Route("/wacz/{wacz_id:int}.wacz", _wacz(state), methods=["GET", "HEAD"]),
+        Route(BASE, _index),
+        Route(f"{BASE}index.html", _index),
         Route(f"{BASE}ui.js", _asset(site, "ui.js")),
         Route(f"{BASE}sw.js", _asset(site, "sw.js", WORKER_CSP)),
         Route("/about/replay/LICENSE", _file(site, licence_file)),

@@ -99,6 +99,8 @@ async def test_the_link_page_leads_to_the_replay_origin(web: httpx.AsyncClient) 
     for asset in ("/replay/ui.js", "/replay/sw.js"):
         js = await web.get(asset, headers={"host": REPLAY})
         assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+    inner = await web.get("/replay/?source=x", headers={"host": REPLAY})  # before the worker
+    assert inner.status_code == 200 and '<script src="./ui.js">' in inner.text
     worker = await web.get("/replay/sw.js", headers={"host": REPLAY})
     assert worker.headers["content-security-policy"] == WORKER_CSP  # it reads this origin only
 
