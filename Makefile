@@ -3,10 +3,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: bootstrap system-deps up test lint typecheck unit bench clean chaos-stops chaos hostile-full \
+.PHONY: bootstrap system-deps replay-bundle up test lint typecheck unit bench clean chaos-stops chaos hostile-full \
 	compose-images compose-test
 
-bootstrap: $(STAMP) system-deps
+bootstrap: $(STAMP) system-deps replay-bundle
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -16,6 +16,11 @@ $(STAMP): pyproject.toml
 
 system-deps:
 	@sh deploy/install-system-deps.sh
+
+# ReplayWeb.page for "View as it was", at its pinned version: fetched from the npm registry
+# once, its sha512 checked, into .cache/ (git-ignored); nothing to do when it is there
+replay-bundle: $(STAMP)
+	@$(PY) -m services.web.replay.bundle >/dev/null
 
 up: bootstrap
 	$(VENV)/bin/dla up

@@ -22,6 +22,8 @@ mkdir -p /opt/dla /etc/dla /var/lib/dla/nats /var/lib/dla/s3
 cp -r "$SRC/pyproject.toml" "$SRC/README.md" "$SRC/shared" "$SRC/services" "$SRC/plugins" "$SRC/docs" /opt/dla/
 python3 -m venv /opt/dla/.venv
 /opt/dla/.venv/bin/pip install -q /opt/dla
+# the web's replay viewer (ReplayWeb.page, pinned, its sha512 checked) from the npm registry
+[ "$ROLE" = worker ] || /opt/dla/.venv/bin/python "$SRC/services/web/replay/bundle.py" /opt/dla/.cache
 if [ ! -f /etc/dla/dla.env ]; then
   umask 077
   KEY=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')

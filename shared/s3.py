@@ -296,11 +296,15 @@ class ObjectStore:
         )
         return url
 
-    async def open(self, key: str) -> tuple[AsyncGenerator[bytes, None], int]:
-        """An object's bytes as a stream of chunks, and its length; raises StorageError
-        (before any byte is read) when it cannot be had."""
+    async def open(
+        self, key: str, byte_range: tuple[int, int] | None = None
+    ) -> tuple[AsyncGenerator[bytes, None], int]:
+        """An object's bytes (only ``first`` to ``last``, both included, with a
+        ``byte_range``) as a stream of chunks, and their length; raises StorageError (before
+        any byte is read) when it cannot be had."""
+        extra = {} if byte_range is None else {"Range": f"bytes={byte_range[0]}-{byte_range[1]}"}
         try:
-            resp = await self.client.get_object(Bucket=self.bucket, Key=key)
+            resp = await self.client.get_object(Bucket=self.bucket, Key=key, **extra)
         except (BotoCoreError, ClientError, OSError) as exc:
             raise StorageError(f"download of {key} failed: {exc}") from exc
         body = resp["Body"]

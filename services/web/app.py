@@ -22,7 +22,10 @@ from services.web import admin, errors
 from services.web.connections import connect
 from services.web.console import routes as console
 from services.web.metrics import RequestMetrics
-from services.web.routes import actions, captures, files, pages, system
+from services.web.replay.app import create_replay_app
+from services.web.replay.hosts import ReplayHost
+from services.web.replay.origin import host_of
+from services.web.routes import actions, captures, files, pages, replay, system
 from services.web.security import SecurityHeaders, page_csp
 from services.web.settings import WebSettings
 from services.web.state import WebState
@@ -87,11 +90,15 @@ def create_app(settings: WebSettings, state: WebState | None = None) -> FastAPI:
     app.include_router(actions.router)
     app.include_router(files.router)
     app.include_router(system.router)
+    app.include_router(replay.router)
     app.include_router(admin.router)
     app.include_router(console.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
     app.add_middleware(SecurityHeaders, csp=page_csp(s3_origin(settings)))
+    if web.replay is not None:  # outside the UI's headers: the replay origin sends its own
+        replay_app = create_replay_app(web, web.replay)
+        app.add_middleware(ReplayHost, replay=replay_app, host=host_of(web.replay.origin))
     app.add_middleware(RequestMetrics)
     return app
 

@@ -66,9 +66,10 @@ def delivery(content_type: str | None, filename: str) -> tuple[str, str]:
 class SecurityHeaders:
     """ASGI middleware: CSP and friends on every response unless the route set its own."""
 
-    def __init__(self, app: ASGIApp, csp: str) -> None:
+    def __init__(self, app: ASGIApp, csp: str, headers: dict[str, str] | None = None) -> None:
         self.app = app
         self.csp = csp.encode()
+        self.headers = HEADERS if headers is None else headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -81,7 +82,7 @@ class SecurityHeaders:
                 present = {k.lower() for k, _ in headers}
                 if b"content-security-policy" not in present:
                     headers.append((b"content-security-policy", self.csp))
-                for name, value in HEADERS.items():
+                for name, value in self.headers.items():
                     if name.encode() not in present:
                         headers.append((name.encode(), value.encode()))
                 message = {**message, "headers": headers}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
+from services.web.replay import origin
 from shared.domain_policy_settings import DomainPolicySettings
 
 
@@ -56,3 +58,27 @@ class WebSettings(DomainPolicySettings):
         "one core at a time). Set it to the number of cores for a public site; 1 serves in "
         "the service process itself.",
     )
+    replay_origin: str = Field(
+        "",
+        description="Origin (scheme://host[:port]) on which captures are replayed in the "
+        "reader's browser, by host name apart from the UI's; empty: "
+        "http://replay.localhost:WEB_PORT when WEB_HOST is a loopback address, else no "
+        "replay; `off`: no replay.",
+    )
+    replay_bundle_dir: Path | None = Field(
+        None,
+        description="Where the pinned ReplayWeb.page files are (default: the checkout's "
+        ".cache/replaywebpage-<version>, filled by `make bootstrap`).",
+    )
+
+    @field_validator("replay_origin")
+    @classmethod
+    def _replay_origin_parses(cls, value: str) -> str:
+        if value.strip() and value.strip().lower() != origin.OFF:
+            origin.parse(value)
+        return value
+
+    def replay(self) -> str | None:
+        """The replay origin in effect, or None (no replay); raises when it names the UI's
+        own host."""
+        return origin.effective(self.replay_origin, self.web_host, self.web_port)

@@ -9,6 +9,7 @@ from nats.aio.client import Client
 
 from services.web.database import ReadDB
 from services.web.ratelimit import RateLimit, SlidingWindow
+from services.web.replay.site import ReplaySite, replay_site
 from services.web.settings import WebSettings
 from shared.links.policy import DomainPolicy
 from shared.s3 import ObjectStore
@@ -31,6 +32,8 @@ class WebState:
     """Signs artifact links for the address browsers use (S3_PUBLIC_ENDPOINT, if set)."""
     cache: dict[str, tuple[float, object]] = field(default_factory=dict)
     """Short-lived cached answers (stats)."""
+    replay: ReplaySite | None = None
+    """Where captures are replayed (None: no replay here)."""
 
     @classmethod
     def of(cls, settings: WebSettings, limits: dict[str, RateLimit] | None = None) -> WebState:
@@ -44,6 +47,7 @@ class WebState:
             policy=settings.domain_policy(),
             per_client=limits["per_client"],
             per_link=limits["per_link"],
+            replay=replay_site(settings),
         )
 
 

@@ -34,6 +34,7 @@ from services.web.queries.search import (
     search,
 )
 from services.web.reader import reader_view
+from services.web.routes.replay import replay_path
 from services.web.state import WebState, web_state
 from services.web.templating import render
 
@@ -110,8 +111,10 @@ async def _link(state: WebState, link_id: int) -> dict[str, Any]:
 
 @router.get("/links/{link_id}.json", summary="Everything about one link")
 async def link_json(state: State, link_id: LinkId) -> Response:
-    """URLs, aliases, metadata, provenance, every snapshot and attempt, artifacts."""
-    return json_response(serialize.link_detail(await _link(state, link_id)))
+    """URLs, aliases, metadata, provenance, every snapshot and attempt, artifacts; and
+    `replay_url`, the page that replays its newest public WACZ (null: none, or no replay)."""
+    link = await _link(state, link_id)
+    return json_response(serialize.link_detail(link) | {"replay_url": replay_path(state, link)})
 
 
 @router.get("/links/{link_id}", include_in_schema=False)
@@ -135,6 +138,7 @@ async def link_page(request: Request, state: State, link_id: LinkId) -> Response
             "source": link["source_status"],
             "captures": comparable(link),
             "edited": edited(link),
+            "replay_path": replay_path(state, link),
         },
     )
 
