@@ -140,6 +140,36 @@ def stack_cpu() -> float:
     return tree_cpu_seconds([p for p in processes.descendants(me) if p != me])
 
 
+def process_label(pid: int) -> str:
+    """What a process of the stack is: the service (`services.writer`), the hook host,
+    Chromium by its `--type`, or the executable's name."""
+    argv = processes.cmdline(pid)
+    for i, arg in enumerate(argv):
+        if arg == "-m" and i + 1 < len(argv):
+            return argv[i + 1]
+    kind = next((a.split("=", 1)[1] for a in argv if a.startswith("--type=")), None)
+    name = Path(argv[0]).name if argv else "?"
+    return f"{name} {kind}" if kind else (name or "?")
+
+
+def cpu_by_process() -> dict[int, tuple[str, float]]:
+    """pid -> (label, CPU-s so far, reaped children included) of every process below this
+    one."""
+    me = os.getpid()
+    return {p: (process_label(p), tree_cpu_seconds([p])) for p in processes.descendants(me)
+            if p != me}  # fmt: skip
+
+
+def cpu_spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+              ) -> dict[str, float]:  # fmt: skip
+    """CPU-s each kind of process spent between two `cpu_by_process` readings (a process that
+    ended between them is not counted: Chromium's renderers of closed pages, mostly)."""
+    spent: dict[str, float] = {}
+    for pid, (label, cpu) in after.items():
+        spent[label] = spent.get(label, 0.0) + cpu - before.get(pid, (label, 0.0))[1]
+    return spent
+
+
 def wait_started(quiet: float = 0.1, most: float = 60.0) -> float:
     """Wait until the stack has started: at least 3 s (every service connected, the first
     empty polls passed) and then two 1-s windows in a row in which the stack used less than
@@ -250,6 +280,8 @@ class Measured:
     """Seconds from launching the services to every /healthz answering 200."""
     noop_ms: list[float] = field(default_factory=list)
     """Per snapshot, ms a no-op plugin cost (`--noop-plugins`)."""
+    cpu_by: dict[str, float] = field(default_factory=dict)
+    """CPU-s of the run by kind of process (those alive at its end)."""
 
 
 def measure(db_path: Path, served_at: float) -> Measured:
@@ -359,10 +391,10 @@ def run_one(args: argparse.Namespace) -> int:
             stack.start_services()
             answered = wait_answers(stack) - launched
             started = wait_started()
-            cpu0 = stack_cpu()
+            cpu0, by0 = stack_cpu(), cpu_by_process()
             armed.set()
             ok = wait_done(db_path, len(urls), args.timeout)
-            cpu = stack_cpu() - cpu0
+            cpu, by = stack_cpu() - cpu0, cpu_spent(by0, cpu_by_process())
         finally:
             stack.stop()
         if not ok or not served:
@@ -370,6 +402,7 @@ def run_one(args: argparse.Namespace) -> int:
             return 1
         m = measure(db_path, served[0])
         m.answered = answered
+        m.cpu_by = by
         m.noop_ms = noop_overhead(db_path) if args.noop_plugins else []
     return report(args, len(urls), m, cpu, started)
 
@@ -408,6 +441,12 @@ def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float, starte
         f"| CPU-s/page, every process of the stack | {cpu / pages:.2f} |\n"
         f"| services launched -> every /healthz answers 200 (s) | {m.answered:.1f} |\n"
         f"{noop}"
+        "\nCPU-s a page by kind of process (those alive at the end; a closed page's "
+        "renderer is not counted): "
+        + ", ".join(
+            f"{k} {v / pages:.3f}" for k, v in sorted(m.cpu_by.items(), key=lambda kv: -kv[1])[:12]
+        )
+        + "\n"
     )
     print(body)
     if not args.no_write:
