@@ -59,8 +59,8 @@ async def test_every_kind_is_retried_as_the_table_says_whatever_the_exit_code(
                         plugins_dirs=[plugins], env=base_env())  # fmt: skip
     outcome = await run_snapshot(spec, rec, kill_grace=0.5)
     assert len(outcome.hooks) == len(wanted)
-    for hook in outcome.hooks:
-        result = hook.result
+    for ended in outcome.hooks:
+        result = ended.result
         kind = kind_of(result.error_code)
         assert result.status == "failed" and kind is not None, result
         assert (result.retry_at is not None) == kind.retry, result
