@@ -1,8 +1,9 @@
 """Compression bombs through the egress proxy over HTTPS, in the real browser: a page whose
 body is gzip, br or zstd (every coding Chromium asks for over HTTPS) expanding to 64 MiB is
 cut at the byte cap by its decoded size, counted a piece at a time (never held), and the
-navigation ends at once as too large (shared.fetching.decoding, services/archiver/exchange.py).
-A server that sends its coding unasked is bounded the same way."""
+navigation ends at once as too large (shared.fetching.decoding,
+services/archiver/egress/exchange.py). A server that sends its coding unasked is bounded the
+same way."""
 
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from services.archiver import egress_http as http
-from services.archiver.traffic import TrafficLog
+from services.archiver.egress import framing as http
+from services.archiver.egress.traffic import TrafficLog
 from shared.fetching.decoding import BoundedDecoder, CorruptEncoding, UnsupportedEncoding
 from shared.fetching.warc import Exchange
 
