@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import threading
 from collections.abc import Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import trustme
 
 from services.archiver.browser import BrowserBroker, BrowserLimits
 from services.archiver.egress import EgressPolicy
@@ -141,3 +143,30 @@ async def run_hooks(
     finally:
         if harness is not None:
             harness.close(out_dir)
+
+
+@pytest.fixture(scope="session")
+def test_ca() -> trustme.CA:
+    """A test CA for HTTPS fixture servers (`tls_context`)."""
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def https_browser(
+    test_ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrowserHarness]:
+    """A warm browser broker whose egress proxy trusts test_ca beside the system's roots."""
+    roots = tmp_path_factory.mktemp("ca") / "roots.pem"
+    test_ca.cert_pem.write_to_path(str(roots))
+    harness = BrowserHarness(extra_ca_file=str(roots))
+    try:
+        yield harness
+    finally:
+        harness.stop()
+
+
+def tls_context(ca: trustme.CA, host: str) -> ssl.SSLContext:
+    """A server context for `host` with a certificate `ca` signed (FixtureServer's `tls`)."""
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(host).configure_cert(ctx)
+    return ctx

@@ -33,7 +33,7 @@ from services.archiver.renderers import RendererKill
 from shared import pageclient as proto
 from shared.cookies import CookieSet
 from shared.cookies import load as load_cookies
-from shared.s3 import sha256_file
+from shared.filehash import sha256_file
 
 log = logging.getLogger(__name__)
 

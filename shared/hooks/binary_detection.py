@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from shared.filehash import sha256_file
 from shared.hooks.config import env_prefix
 from shared.hooks.discovery import plugin_dirs
 from shared.hooks.records import BinaryRecord, parse_record
@@ -80,14 +80,10 @@ def _version(abspath: str) -> str | None:
 
 
 def _sha256(path: str) -> str | None:
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1024 * 1024):
-                digest.update(chunk)
+        return sha256_file(path)[1]
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 class BinaryCheck:

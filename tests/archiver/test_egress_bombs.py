@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 import trustme
 from backports import zstd
 
-from testkit.browser import BrowserHarness, run_hooks
+from testkit.browser import BrowserHarness, run_hooks, tls_context
 from testkit.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
@@ -40,27 +39,8 @@ def bomb(coding: str) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
-def harness(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserHarness]:
-    """An archiver browser whose egress proxy trusts the test CA beside the system's."""
-    roots = tmp_path_factory.mktemp("ca") / "roots.pem"
-    ca.cert_pem.write_to_path(str(roots))
-    h = BrowserHarness(extra_ca_file=str(roots))
-    try:
-        yield h
-    finally:
-        h.stop()
-
-
-@pytest.fixture(scope="module")
-def site(ca: trustme.CA) -> Iterator[FixtureServer]:
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.7").configure_cert(ctx)
-    with FixtureServer("127.0.0.7", tls=ctx) as s:
+def site(test_ca: trustme.CA) -> Iterator[FixtureServer]:
+    with FixtureServer("127.0.0.7", tls=tls_context(test_ca, "127.0.0.7")) as s:
         for coding in ("gzip", "br", "zstd"):
             headers = {"Content-Type": "text/html", "Content-Encoding": coding}
             s.routes[f"/{coding}"] = Reply(bomb(coding), headers=headers)
@@ -69,10 +49,12 @@ def site(ca: trustme.CA) -> Iterator[FixtureServer]:
 
 @pytest.mark.parametrize("coding", ["gzip", "br", "zstd"])
 async def test_a_bomb_over_https_is_cut_at_the_cap_by_its_decoded_size(
-    harness: BrowserHarness, site: FixtureServer, tmp_path: Path, coding: str
+    https_browser: BrowserHarness, site: FixtureServer, tmp_path: Path, coding: str
 ) -> None:
     url = f"{site.base}/{coding}"
-    seen = await run_hooks(harness, url, tmp_path, ["navigate"], page={"max_response_bytes": CAP})
+    seen = await run_hooks(
+        https_browser, url, tmp_path, ["navigate"], page={"max_response_bytes": CAP}
+    )
     result = seen.final["navigate"]
     assert (result.status, result.error_code) == ("failed", "E_NAVIGATE_TOO_LARGE"), result
     nav = json.loads((tmp_path / "navigate" / "navigate.json").read_text())
