@@ -79,13 +79,6 @@ def _version(abspath: str) -> str | None:
     return None
 
 
-def _sha256(path: str) -> str | None:
-    try:
-        return sha256_file(path)[1]
-    except OSError:
-        return None
-
-
 class BinaryCheck:
     """One binary on this machine: queued -> started (run) -> succeeded (found) | failed.
 
@@ -106,12 +99,16 @@ class BinaryCheck:
             self.machine.to("failed")
             return self.wanted.model_copy(update={"status": self.machine.status, "abspath": None})
         self.machine.to("succeeded")
+        try:
+            digest: str | None = sha256_file(os.path.realpath(abspath))[1]
+        except OSError:
+            digest = None
         return self.wanted.model_copy(
             update={
                 "status": self.machine.status,
                 "abspath": abspath,
                 "version": _version(abspath),
-                "sha256": _sha256(os.path.realpath(abspath)),
+                "sha256": digest,
                 "binprovider": "pip" if Path(abspath).parent == VENV_BIN else "env",
             }
         )
