@@ -22,6 +22,7 @@ from services.archiver.pageserver import page_socket
 from services.archiver.pagesession import PageOptions
 from shared import processes as proctree
 from shared.capture.settings import REPO_PLUGINS
+from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
 
@@ -118,6 +119,15 @@ class Collect:
         self.final[hook.plugin if hook.plugin not in self.final else hook.key] = result
 
 
+def retried_as_the_table_says(result: ArchiveResultRecord) -> bool:
+    """What the runner did with a result is what shared/hooks/error_codes.py says of its code:
+    a failed result has a retry_at exactly when its code is retried (attempts left), any
+    other none. Every hook run through `run_hooks` is checked with it."""
+    if result.status != "failed":
+        return result.retry_at is None
+    return (result.retry_at is not None) == retry_worthy(result.error_code)
+
+
 async def run_hooks(
     harness: BrowserHarness | None,
     url: str,
@@ -139,6 +149,8 @@ async def run_hooks(
         )  # fmt: skip
         seen = Collect()
         await run_snapshot(spec, seen, kill_grace=5)
+        disagree = [r for r in seen.final.values() if not retried_as_the_table_says(r)]
+        assert not disagree, f"the runner disagrees with shared/hooks/error_codes.py: {disagree}"
         return seen
     finally:
         if harness is not None:

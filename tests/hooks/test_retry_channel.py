@@ -2,7 +2,9 @@
 runner, gets a `retry_at` exactly when `shared/hooks/error_codes.py` says its code is retried,
 whatever the hook's exit code. First every kind of the table printed by a hook that exits 0
 and by one that exits 1; then the real hooks on their failure fixtures (fetch, reddit, a
-platform's API and page hooks, navigate in a real browser page)."""
+platform's API and page hooks, navigate in a real browser page). Beyond this file, every
+plugin test that runs hooks through the runner (`testkit.browser.run_hooks`: the browser
+hooks' fixtures) checks the same of every result."""
 
 from __future__ import annotations
 
@@ -14,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.hooks.error_codes import KINDS, backs_off_domain, http_code, kind_of, retry_worthy
-from shared.hooks.records import ArchiveResultRecord
+from shared.hooks.error_codes import KINDS, backs_off_domain, http_code, kind_of
 from shared.hooks.snapshot_runner import SnapshotSpec, run_snapshot
-from testkit.browser import BrowserHarness, Collect, run_hooks
+from testkit.browser import BrowserHarness, Collect, retried_as_the_table_says, run_hooks
 from testkit.httpserver import FixtureServer, Reply
 from testkit.platform_data import X_IDS
 from testkit.platform_server import PlatformServer
@@ -29,13 +30,6 @@ HOOK = """from shared.hooks.records import ArchiveResultRecord, emit
 emit(ArchiveResultRecord(status="failed", output_str="claimed", error_code={code!r}))
 raise SystemExit({exit})
 """
-
-
-def agrees(result: ArchiveResultRecord) -> bool:
-    """What the runner did with a result is what the table says of its code (attempts left)."""
-    if result.status != "failed":
-        return result.retry_at is None
-    return (result.retry_at is not None) == retry_worthy(result.error_code)
 
 
 def claims() -> list[tuple[str, str, int]]:
@@ -64,7 +58,7 @@ async def test_every_kind_is_retried_as_the_table_says_whatever_the_exit_code(
         kind = kind_of(result.error_code)
         assert result.status == "failed" and kind is not None, result
         assert (result.retry_at is not None) == kind.retry, result
-        assert agrees(result)
+        assert retried_as_the_table_says(result)
 
 
 def run_plugin(url: str, out_dir: Path, hooks: list[str], **env: str) -> Collect:
@@ -99,7 +93,9 @@ def test_fetch_failures_agree_with_the_table(
 ) -> None:
     seen = run_plugin(f"{statuses.base}/{status}", tmp_path, ["fetch"])
     result = seen.final["fetch"]
-    assert result.error_code == http_code("FETCH", status) and agrees(result), result
+    assert result.error_code == http_code("FETCH", status) and retried_as_the_table_says(result), (
+        result
+    )
 
 
 @pytest.mark.parametrize(("status", "code", "retried"), [
@@ -118,7 +114,7 @@ def test_reddit_failures_agree_with_the_table(
                       REDDIT_REQUEST_TIMEOUT="10")  # fmt: skip
     result = seen.final["reddit"]
     assert (result.status, result.error_code) == ("failed", code), result
-    assert (result.retry_at is not None) == retried and agrees(result)
+    assert (result.retry_at is not None) == retried and retried_as_the_table_says(result)
 
 
 def test_platform_hooks_failures_agree_with_the_table(tmp_path: Path) -> None:
@@ -135,8 +131,14 @@ def test_platform_hooks_failures_agree_with_the_table(tmp_path: Path) -> None:
         seen = run_plugin(link, out, ["x"], X_STEPS=steps,
                           **server.bases())  # fmt: skip
     api, page = (seen.final[k] for k in sorted(seen.final))
-    assert (api.error_code, api.retry_at) == ("E_X_REMOVED", None) and agrees(api), api
-    assert page.error_code == "E_X_HTTP_5XX" and page.retry_at is not None and agrees(page)
+    assert (api.error_code, api.retry_at) == ("E_X_REMOVED", None) and retried_as_the_table_says(
+        api
+    ), api
+    assert (
+        page.error_code == "E_X_HTTP_5XX"
+        and page.retry_at is not None
+        and retried_as_the_table_says(page)
+    )
 
 
 @pytest.fixture
@@ -156,6 +158,8 @@ async def test_navigate_failures_agree_with_the_table(
     retried; 404 and 410 are final."""
     seen = await run_hooks(browser, f"{site.base}/{status}", tmp_path, ["navigate"])
     result = seen.final["navigate"]
-    assert result.error_code == http_code("NAVIGATE", status) and agrees(result), result
+    assert result.error_code == http_code("NAVIGATE", status) and retried_as_the_table_says(
+        result
+    ), result
     assert (result.retry_at is not None) == (status in (408, 425, 429, 503))
     assert backs_off_domain(result.error_code) == (status == 429)
