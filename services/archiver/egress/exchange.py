@@ -190,13 +190,14 @@ class ExchangeRelay:
 
 def body_decoder(resp: http.Response) -> BoundedDecoder | None:
     """The bounded decoder of a response's Content-Encoding (gzip, deflate, br, zstd, or a
-    stack of them), a MiB a piece; None for a coding it does not know (Chromium knows no
-    other either: such a body is counted as it comes)."""
+    stack of them), a MiB a piece; None for a body not encoded, and for a coding it does not
+    know (Chromium knows no other either): such a body is counted as it comes."""
     try:
-        return BoundedDecoder((resp.field(b"content-encoding") or b"").decode("latin-1"),
-                              piece=1 << 20)  # fmt: skip
+        decoder = BoundedDecoder((resp.field(b"content-encoding") or b"").decode("latin-1"),
+                                 piece=1 << 20)  # fmt: skip
     except UnsupportedEncoding:
         return None
+    return None if decoder.identity else decoder
 
 
 async def copy_capped(
