@@ -24,17 +24,6 @@ UPLOAD_PARTS_IN_FLIGHT = 4
 """Parts of one file being sent at once: throughput without holding the file in memory."""
 
 
-def sha256_file(path: Path) -> tuple[int, str]:
-    """Size and hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
-
-
 class ObjectStore:
     """An async S3 client bound to one bucket; use as ``async with ObjectStore(settings)``."""
 

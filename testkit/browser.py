@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import threading
 from collections.abc import Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import trustme
 
 from services.archiver.browser import BrowserBroker, BrowserLimits
 from services.archiver.egress import EgressPolicy
@@ -20,6 +22,7 @@ from services.archiver.pageserver import page_socket
 from services.archiver.pagesession import PageOptions
 from shared import processes as proctree
 from shared.capture.settings import REPO_PLUGINS
+from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
 
@@ -116,6 +119,15 @@ class Collect:
         self.final[hook.plugin if hook.plugin not in self.final else hook.key] = result
 
 
+def retried_as_the_table_says(result: ArchiveResultRecord) -> bool:
+    """What the runner did with a result is what shared/hooks/error_codes.py says of its code:
+    a failed result has a retry_at exactly when its code is retried (attempts left), any
+    other none. Every hook run through `run_hooks` is checked with it."""
+    if result.status != "failed":
+        return result.retry_at is None
+    return (result.retry_at is not None) == retry_worthy(result.error_code)
+
+
 async def run_hooks(
     harness: BrowserHarness | None,
     url: str,
@@ -137,7 +149,36 @@ async def run_hooks(
         )  # fmt: skip
         seen = Collect()
         await run_snapshot(spec, seen, kill_grace=5)
+        disagree = [r for r in seen.final.values() if not retried_as_the_table_says(r)]
+        assert not disagree, f"the runner disagrees with shared/hooks/error_codes.py: {disagree}"
         return seen
     finally:
         if harness is not None:
             harness.close(out_dir)
+
+
+@pytest.fixture(scope="session")
+def test_ca() -> trustme.CA:
+    """A test CA for HTTPS fixture servers (`tls_context`)."""
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def https_browser(
+    test_ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrowserHarness]:
+    """A warm browser broker whose egress proxy trusts test_ca beside the system's roots."""
+    roots = tmp_path_factory.mktemp("ca") / "roots.pem"
+    test_ca.cert_pem.write_to_path(str(roots))
+    harness = BrowserHarness(extra_ca_file=str(roots))
+    try:
+        yield harness
+    finally:
+        harness.stop()
+
+
+def tls_context(ca: trustme.CA, host: str) -> ssl.SSLContext:
+    """A server context for `host` with a certificate `ca` signed (FixtureServer's `tls`)."""
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(host).configure_cert(ctx)
+    return ctx

@@ -15,6 +15,7 @@ was expected, `huge` 50 MB of JSON, `malformed` cut JSON.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from shared.fetching.exchange import FetchLimits
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
+from shared.hooks.snapshot_runner import SnapshotSpec, run_snapshot
 from shared.platforms.chain import Context, Settings, run_chain, store_media
 from shared.platforms.http import Client
 from shared.platforms.outcome import ChainResult
@@ -36,6 +38,7 @@ from shared.platforms.registry import PLATFORMS, recognise
 from testkit import bluesky_data as bsky
 from testkit import platform_data as data
 from testkit import platform_pages as pages
+from testkit.browser import Collect, retried_as_the_table_says
 from testkit.httpserver import FixtureServer, Reply
 
 JSON = {"Content-Type": "application/json"}
@@ -326,8 +329,18 @@ def check_post_kept(plugin: str, url: str, source: str, images: int, cwd: Path) 
 
 
 def check_failure(plugin: str, url: str, code: str, exit_code: int, cwd: Path) -> None:
-    """The plugin's API hook fails with `code` and exits `exit_code` (1: retried)."""
+    """The plugin's API hook, run through the runner in the snapshot folder `cwd`, fails with
+    `code` and exits `exit_code` (1: a retried code), and the runner gives it a retry_at
+    exactly when shared/hooks/error_codes.py retries `code`."""
+    prefix = plugin.upper()
+    steps = ",".join(n for n, _ in PLATFORMS[plugin].chain if n != "yt-dlp")
+    seen = Collect()
     with PlatformServer() as server:
-        rc, records, _ = run_hook(plugin, plugin, url, cwd, server)
-    final = [r for r in records if isinstance(r, ArchiveResultRecord)][-1]
-    assert (rc, final.status, final.error_code) == (exit_code, "failed", code)
+        env = {**os.environ, **server.bases(), "ALLOW_PRIVATE_TARGETS": "true",
+               f"{prefix}_STEPS": steps}  # fmt: skip
+        spec = SnapshotSpec(snapshot_id="t", url=url, out_dir=cwd, plugins_dirs=[PLUGINS],
+                            env=env, only_hooks=[plugin])  # fmt: skip
+        asyncio.run(run_snapshot(spec, seen, kill_grace=5))
+    final = seen.final[plugin]  # the API hook (step 1) ends first
+    assert (final.exit_code, final.status, final.error_code) == (exit_code, "failed", code), final
+    assert retried_as_the_table_says(final), final

@@ -132,6 +132,10 @@ SPELLED_ONLY_BY = {
         r"""\(\s*["']https?(?::/*)?["']\s*,\s*["']https?(?::/*)?["']\s*\)"""  # ("http", "https")
     ),
     "shared/processes.py": re.compile(r"/proc/"),
+    # inflating a body: one bounded decoder of outbound traffic (issue 33)
+    "shared/fetching/decoding.py": re.compile(r"decompressobj\(|\bbrotlicffi\b|ZstdDecompressor"),
+    # hashing a file: one hasher (issue 33)
+    "shared/filehash.py": re.compile(r"\bfile_digest\b|def \w*sha256\w*\(\s*path\b"),
 }
 """A rule's tell-tale spelling, and the one module that may spell it."""
 ALSO = {

@@ -10,8 +10,12 @@ settles (NAVIGATE_SETTLE_MS, NAVIGATE_QUIET_MS; the archiver's `settle` operatio
 a script renders after the load event is in every later capture; navigate.json's `settle`
 says whether it did and how long it took.
 
+    Whether a failure is retried is its code's (shared.hooks.error_codes); the exit code (1
+    for a retried one) says the same and decides nothing.
+
     2xx/3xx                            succeeded
-    4xx                                failed, soft  E_NAVIGATE_HTTP_<status>
+    4xx                                failed, soft  E_NAVIGATE_HTTP_<status> (408, 425 and
+                                                     429 retried; a 429 backs off the domain)
     5xx                                failed, hard  E_NAVIGATE_HTTP_5XX (retried)
     refused target, download, too many redirects, body over the cap, the page's renderer past
     the archiver's memory limit (BROWSER_MAX_RENDERER_MB: it was stopped)
@@ -48,38 +52,39 @@ from shared import pageclient as pc
 from shared.content.no_archive import declined_by_headers, declined_by_html
 from shared.content.walls import SIGNALS_JS, PageSignals, Wall, classify
 from shared.hooks.config import hook_settings
-from shared.hooks.error_codes import What, code, http_code
+from shared.hooks.error_codes import LOGIN_REASONS, What, code, http_code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
 
 META_TAGS = "() => Array.from(document.querySelectorAll('meta'), m => m.outerHTML).join('\\n')"
 """The rendered page's meta tags, for declined_by_html."""
 
 
-def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | None, bool]:
-    """(status, error_code, hard) of a navigation record."""
+def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | None]:
+    """(status, error_code) of a navigation record; whether it is retried is the code's
+    (shared.hooks.error_codes)."""
     error = nav.get("error") or {}
     code, message, status = error.get("code"), error.get("message", ""), nav.get("status")
     if code == pc.E_REFUSED:
-        return "failed", "E_NAVIGATE_REFUSED", False
+        return "failed", "E_NAVIGATE_REFUSED"
     if code == pc.E_DOWNLOAD:
-        return "failed", "E_NAVIGATE_DOWNLOAD", False
+        return "failed", "E_NAVIGATE_DOWNLOAD"
     if code == pc.E_RESOURCE_LIMIT:
-        return "failed", "E_NAVIGATE_RESOURCE_LIMIT", False
+        return "failed", "E_NAVIGATE_RESOURCE_LIMIT"
     if code == pc.E_NAVIGATION and "ERR_TOO_MANY_REDIRECTS" in message:
-        return "failed", "E_NAVIGATE_REDIRECTS", False
+        return "failed", "E_NAVIGATE_REDIRECTS"
     if nav.get("truncated"):
-        return "failed", "E_NAVIGATE_TOO_LARGE", False
+        return "failed", "E_NAVIGATE_TOO_LARGE"
     if code == pc.E_TRUNCATED:
-        return "failed", "E_NAVIGATE_TRUNCATED", True
+        return "failed", "E_NAVIGATE_TRUNCATED"
     if code == pc.E_TIMEOUT:
-        return "failed", "E_NAVIGATE_TIMEOUT", True
+        return "failed", "E_NAVIGATE_TIMEOUT"
     if code == pc.E_DNS:
-        return "failed", "E_NAVIGATE_DNS", True
+        return "failed", "E_NAVIGATE_DNS"
     if code is not None:
-        return "failed", "E_NAVIGATE_FAILED", True
+        return "failed", "E_NAVIGATE_FAILED"
     if status is not None and status >= 400:
-        return "failed", http_code("NAVIGATE", status), status >= 500
-    return "succeeded", None, False
+        return "failed", http_code("NAVIGATE", status)
+    return "succeeded", None
 
 
 def declined(page: pc.PageClient, nav: dict[str, Any], timeout: float) -> str | None:
@@ -130,7 +135,7 @@ def wall_of(page: pc.PageClient, nav: dict[str, Any], url: str, timeout: float) 
 
 def wall_code(wall: Wall, nav: dict[str, Any]) -> str:
     """The code of a wall: LOGGED_OUT when the context held the site's cookies."""
-    if wall.reason == "login_wall" and (nav.get("cookies") or {}).get("count"):
+    if wall.reason in LOGIN_REASONS and (nav.get("cookies") or {}).get("count"):
         return code("NAVIGATE", "LOGGED_OUT")
     return code("NAVIGATE", WALL_CODES[wall.reason])
 
@@ -183,7 +188,7 @@ def main() -> int:
         print(f"navigate: {ending}: {wall.why}", file=sys.stderr)
         emit(ArchiveResultRecord(status="partial", output_str=wall.why[:500], error_code=ending))
         return 0
-    status, error_code, hard = outcome(nav)
+    status, error_code = outcome(nav)
     error = nav.get("error") or {}
     summary = f"HTTP {nav.get('status')} {nav.get('final_url')}"
     failed = int(log.get("failed_subresources") or 0)
@@ -192,7 +197,7 @@ def main() -> int:
     if error:
         summary = f"{error.get('code')}: {error.get('message')}"[:500]
     emit(ArchiveResultRecord(status=status, output_str=summary, error_code=error_code))
-    return 1 if hard else 0
+    return 1 if status == "failed" and retry_worthy(error_code) else 0
 
 
 if __name__ == "__main__":

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
-from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
+from shared.fetching.exchange import FetchLimits
 from shared.fetching.sniffing import SNIFF_BYTES, sniff
+from shared.platforms.http import Client
 from shared.targets import origin_key
 
 FOLDER = "images"
@@ -95,6 +94,8 @@ def copy_images(
     kept, answered = _from_warc(saw.warc, wanted, bounds.max_bytes) if saw.warc else ({}, set())
     rest = [(n, s) for n, s in wanted if s not in answered and origin_key(s) not in saw.unreachable]
     kept.update(asyncio.run(_copy_all(rest, bounds, user_agent, allow_private)))
+    for stray in folder.glob("*.download"):  # a download cancelled as its file was moved in
+        stray.unlink()
     if not kept:
         folder.rmdir()
     return kept
@@ -152,24 +153,24 @@ async def _copy_all(
         connect_timeout=wait,
         max_bytes=bounds.max_bytes,
         max_redirects=5,
-        store_not_html=True,
     )
 
-    async def one(n: int, src: str, scratch: Path) -> None:
+    async def one(client: Client, n: int, src: str) -> None:
         async with gate:
-            workdir = scratch / str(n)
-            workdir.mkdir()
-            fetch = Fetch(
-                limits, user_agent=user_agent, allow_private=allow_private, workdir=workdir
-            )
-            ending = _image_ending(await fetch.run(src))
-            if ending is not None and fetch.result.body is not None:
-                name = f"{FOLDER}/{n}{ending}"
-                shutil.move(fetch.result.body, name)
-                kept[src] = name
+            got = await client.download(src, Path(FOLDER) / f"{n}.download")
+        if got.path is None:
+            return
+        ending = KEPT_TYPES.get(got.content_type)
+        if ending is None:
+            got.path.unlink(missing_ok=True)
+            return
+        name = f"{FOLDER}/{n}{ending}"
+        got.path.rename(name)
+        kept[src] = name
 
-    with tempfile.TemporaryDirectory(prefix="readable-images-") as scratch:
-        tasks = [asyncio.create_task(one(n, s, Path(scratch))) for n, s in sources]
+    with Client(limits, user_agent=user_agent, allow_private=allow_private,
+                media_max_bytes=bounds.max_bytes) as client:  # fmt: skip
+        tasks = [asyncio.create_task(one(client, n, s)) for n, s in sources]
         try:
             async with asyncio.timeout(bounds.seconds):
                 await asyncio.gather(*tasks)
@@ -178,12 +179,3 @@ async def _copy_all(
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
     return kept
-
-
-def _image_ending(res: FetchResult) -> str | None:
-    """The file ending of a fetched image worth keeping, None to leave it out."""
-    whole = res.error in (None, "NOT_HTML") and not res.truncated and res.body is not None
-    ok = res.response is not None and 200 <= res.response.status < 300
-    if not (whole and ok and res.sniffed is not None):
-        return None
-    return KEPT_TYPES.get(res.sniffed.effective)

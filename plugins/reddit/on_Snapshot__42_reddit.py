@@ -19,9 +19,11 @@ and nothing kept (no page, no JSON, no post, no WARC, no report).
 
 Outcome: succeeded when the page or the JSON worked (output says which); when neither did,
 failed with E_REDDIT_BLOCKED (403/429, a block page), E_REDDIT_<kind> of a fetch error
-(TIMEOUT, STALLED, REFUSED, DNS, ...), E_REDDIT_HTTP_5XX, E_REDDIT_LOGIN_WALL,
-E_REDDIT_AGE_GATE or E_REDDIT_NOT_FOUND; exit 1 (retried) when shared.hooks.error_codes
-says a retry can help.
+(TIMEOUT, STALLED, REFUSED, DNS, ...), E_REDDIT_HTTP_<status> of another error answer
+(E_REDDIT_HTTP_5XX, E_REDDIT_HTTP_410 ...), E_REDDIT_FAILED for an empty page,
+E_REDDIT_LOGIN_WALL, E_REDDIT_AGE_GATE or E_REDDIT_NOT_FOUND. Whether it is retried is the
+code's (shared.hooks.error_codes: a 5xx is, a 410 is not); the exit code (1 for a retried
+one) says the same and decides nothing.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from shared.content.reddit import (
 )
 from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
-from shared.hooks.error_codes import code, retry_worthy
+from shared.hooks.error_codes import code, http_code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, emit
 from shared.platforms import reddit as reddit_post
 from shared.platforms.chain import store_media
@@ -141,7 +143,7 @@ def outcome(attempts: list[dict[str, Any]]) -> str:
             if kind:
                 return code("REDDIT", kind)
             status = attempt.get("status")
-            return "E_REDDIT_HTTP_5XX" if status and status >= 500 else "E_REDDIT_FAILED"
+            return http_code("REDDIT", status) if status and status >= 400 else "E_REDDIT_FAILED"
     if "login" in verdicts:
         return "E_REDDIT_LOGIN_WALL"
     if "over18" in verdicts:

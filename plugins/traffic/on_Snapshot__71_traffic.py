@@ -1,7 +1,7 @@
 """Hook (step 7): the browser's own traffic of the snapshot as `browser.warc.gz` (kind `warc`).
 
 Asks the archiver over the page socket (`traffic` op) to finish the WARC its egress proxy
-wrote while the page loaded and was captured (services/archiver/traffic.py) and to put it
+wrote while the page loaded and was captured (services/archiver/egress/traffic.py) and to put it
 in this hook's folder; the worker uploads it like any artifact. Step 7 comes after every
 page capture (they can still load images) and before post-processing, which never uses the
 browser.

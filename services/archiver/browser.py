@@ -35,7 +35,7 @@ from playwright.async_api import Browser, BrowserContext, Playwright, async_play
 from prometheus_client import Counter, Gauge
 
 from services.archiver import profiles
-from services.archiver.interception import Interceptor
+from services.archiver.egress.interception import Interceptor
 from services.archiver.renderers import RendererKill, RendererWatch
 from shared import processes
 
@@ -116,7 +116,7 @@ class BrowserLimits:
     renderer_claim_s: float = 10.0
     """How long a kill waits for its crashed page to claim it."""
     extra_ca_file: str | None = None
-    """PEM roots the egress proxy trusts beside the system's (interception.py)."""
+    """PEM roots the egress proxy trusts beside the system's (egress/interception.py)."""
 
 
 class BrowserBroker:

@@ -199,7 +199,7 @@ async def pdf(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
 
 
 async def traffic(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
-    """Finish the browser WARC (traffic.py) and move it to `path`: every exchange the
+    """Finish the browser WARC (egress/traffic.py) and move it to `path`: every exchange the
     page had so far; none is recorded after. {"path": null} when nothing was recorded."""
     path = s.out_path(req)
     log, proxy = s.traffic, s.proxy

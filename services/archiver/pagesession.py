@@ -6,8 +6,8 @@ never ask for the browser cost nothing. Everything the page does that an archive
 do is stopped here and recorded in the event log: popups and new tabs are closed, dialogs
 are dismissed (`beforeunload` is accepted so navigation proceeds), downloads are refused
 (`accept_downloads=False`), service workers are blocked (so every request goes through the
-context's egress proxy, see egress.py). A page whose renderer the broker's watchdog killed
-for memory (renderers.py) ends its navigation, and every later operation, with
+context's egress proxy, see egress/proxy.py). A page whose renderer the broker's watchdog
+killed for memory (renderers.py) ends its navigation, and every later operation, with
 `E_PAGE_RESOURCE_LIMIT` and a `renderer_memory_limit` event.
 """
 
@@ -27,13 +27,13 @@ from playwright.async_api import Error as PlaywrightError
 from services.archiver import lazywatch, settlewatch
 from services.archiver.browser import BrowserBroker
 from services.archiver.egress import EgressPolicy, EgressProxy
+from services.archiver.egress.traffic import TrafficLog
 from services.archiver.pagenetwork import PageNetwork
 from services.archiver.renderers import RendererKill
-from services.archiver.traffic import TrafficLog
 from shared import pageclient as proto
 from shared.cookies import CookieSet
 from shared.cookies import load as load_cookies
-from shared.s3 import sha256_file
+from shared.filehash import sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.liveness import dispatch as liveness
 from shared.hooks.error_codes import final, opted_out, retry_worthy, telling, walled
+from shared.hooks.records import KEPT
 from shared.hooks.retry import retry_delay
 from shared.messages import CaptureDone, HostReleased
 
@@ -76,12 +77,12 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, [], outcome.error)
     elif retry or done.error:
         retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
-    elif outcome.outcome in ("succeeded", "partial"):
+    elif outcome.outcome in KEPT:
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
     else:
         transitions.fail_permanent(conn, job["id"], job["link_id"], outcome.error, ctx.now_iso)
     if job["kind"] == "media":
-        ok = not (retry or done.error) and outcome.outcome in ("succeeded", "partial")
+        ok = not (retry or done.error) and outcome.outcome in KEPT
         media.attempt_ended(
             conn, job["id"], job["snapshot_id"], finished=retry_at is None, ok=ok, now=ctx.now_iso
         )
@@ -103,7 +104,7 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         policy=ctx.policy,
         now=ctx.now_iso,
     )
-    if retry_at is None and not done.error and outcome.outcome in ("succeeded", "partial"):
+    if retry_at is None and not done.error and outcome.outcome in KEPT:
         liveness.watch(conn, job["link_id"], ctx.policy.liveness, ctx.now)
         external_archives.planned(conn, job["link_id"], ctx.policy.external_services, ctx.now_iso)
 
@@ -147,7 +148,7 @@ def _retry_or_fail(
 
 def _retry_worthy(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:
     """False when the hook's failure will not heal by retrying (a missing binary, a refused
-    target, a 4xx: shared.hooks.error_codes), whatever its exit code asked."""
+    target, a 4xx: shared.hooks.error_codes)."""
     row = ctx.conn.execute(
         "SELECT error_code FROM archive_results WHERE snapshot_id = ? AND hook = ?",
         (snapshot_id, hook),
@@ -209,7 +210,7 @@ def attempt_outcome(ctx: ApplyContext, snapshot_id: str) -> AttemptOutcome:
     if wall is not None:
         error = f"{wall['hook']}: {wall['error_code']} {wall['output_str'] or ''}".strip()
         return AttemptOutcome("failed", wall["error_code"], error, wall["hook"], wall=True)
-    kept = [r for r in rows if r["status"] in ("succeeded", "partial")]
+    kept = [r for r in rows if r["status"] in KEPT]
     bad = [r for r in rows if r["status"] == "failed"] + [
         r for r in rows if r["status"] == "partial"
     ]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 from prometheus_client import Counter, Gauge, Histogram
+
+from shared.platforms.outcome import Answer
 
 MESSAGES = Counter(
     "dla_writer_messages_total",
@@ -87,5 +91,5 @@ def initialise() -> None:
             JOBS.labels(kind, status)
     for outcome in ("ok", "failed"):
         BACKUPS.labels(outcome)
-    for answer in ("present", "gone", "unknown"):
+    for answer in get_args(Answer):
         LIVENESS_CHECKS.labels(answer)

@@ -33,7 +33,8 @@ from shared.evidence.manifest import (
     software_version,
     wacz_path,
 )
-from shared.evidence.verify import Verdict, check_wacz, file_chunks, sha256_of
+from shared.evidence.verify import Verdict, check_wacz
+from shared.filehash import sha256_file
 from shared.hooks.config import load_plugin_config
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord
 from shared.hooks.snapshot_runner import HookSpec
@@ -168,7 +169,7 @@ class EvidenceBuilder:
             log.warning("%s: no WACZ: %s", self.job.snapshot_id, exc)
             verdict.add(WACZ_PATH, True, f"not made: {type(exc).__name__}: {str(exc)[:200]}")
             return None
-        path = wacz_path((await asyncio.to_thread(sha256_of, file_chunks(out)))[0])
+        path = wacz_path((await asyncio.to_thread(sha256_file, out))[1])
         ctype = "application/wacz"
         size, digest = await self.store.put_file(self.key(path), out, ctype)
         return self.artifact("wacz", path, ctype, size, digest)

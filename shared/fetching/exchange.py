@@ -18,8 +18,9 @@ address), and ends every fetch with either a kept body or an error kind from
 - REFUSED, DNS, REDIRECTS, FAILED: target not allowed, name lookup failed for now, too many
   hops, network error.
 
-The body is streamed to disk (never held whole in memory) and decoded with a bounded
-decoder. Each exchange whose response was read in full (or cut at the cap) goes to the WARC.
+The body is streamed to disk (never held whole in memory) and decoded with the bounded
+decoder (`shared.fetching.decoding`: gzip, deflate, br, zstd; it asks for gzip and deflate).
+Each exchange whose response was read in full (or cut at the cap) goes to the WARC.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.cookiejar
-import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,13 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from shared.errors import TargetRefused, TargetUnresolved
-from shared.fetching.decoding import BoundedDecoder, CompressionBomb, UnsupportedEncoding
+from shared.fetching.decoding import (
+    ASKED,
+    BoundedDecoder,
+    CompressionBomb,
+    CorruptEncoding,
+    UnsupportedEncoding,
+)
 from shared.fetching.pinning import pinned_transport
 from shared.fetching.sniffing import SNIFF_BYTES, Sniffed, sniff
 from shared.fetching.warc import Exchange, WarcLog
@@ -156,7 +162,7 @@ class Fetch:
         self.headers = {
             "User-Agent": user_agent,
             "Accept": ACCEPT,
-            "Accept-Encoding": "gzip, deflate",
+            "Accept-Encoding": ASKED,
         }
         self.pins: dict[str, str] = {}
         self.result = FetchResult(url="", final_url="")
@@ -284,7 +290,7 @@ class Fetch:
         except UnsupportedEncoding as exc:
             res.fail("FAILED", f"unsupported Content-Encoding {exc}")
             return
-        identity = decoder.coding == "identity"
+        identity = decoder.identity
         body_path = self.workdir / BODY_PART
         res.body = body_path
         with body_path.open("wb") as body, contextlib.ExitStack() as stack:
@@ -343,7 +349,7 @@ class Fetch:
             res.fail("TRUNCATED", self._short(f"connection ended early ({exc})"))
         except CompressionBomb as exc:
             res.fail("BOMB", f"decompression bomb: {exc}")
-        except zlib.error as exc:
+        except CorruptEncoding as exc:
             res.fail("TRUNCATED" if not decoder.ended else "FAILED", f"corrupt body: {exc}")
         except httpx.HTTPError as exc:
             res.fail("FAILED", f"reading the body failed: {exc!r}")

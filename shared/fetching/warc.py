@@ -1,6 +1,6 @@
 """A WARC file (ISO 28500, gzipped per record, written with warcio) of raw HTTP exchanges:
 the fetch plugin's own requests, and the browser's traffic the archiver's egress proxy saw
-(services/archiver/traffic.py). The one place that writes WARC records.
+(services/archiver/egress/traffic.py). The one place that writes WARC records.
 
 One `warcinfo` record, then a `request` + `response` pair per exchange (every redirect hop
 and the final response), the response payload being the body bytes as they came off the

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from shared.filehash import sha256_file
 from shared.hooks.config import env_prefix
 from shared.hooks.discovery import plugin_dirs
 from shared.hooks.records import BinaryRecord, parse_record
@@ -79,17 +79,6 @@ def _version(abspath: str) -> str | None:
     return None
 
 
-def _sha256(path: str) -> str | None:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1024 * 1024):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
 class BinaryCheck:
     """One binary on this machine: queued -> started (run) -> succeeded (found) | failed.
 
@@ -110,12 +99,16 @@ class BinaryCheck:
             self.machine.to("failed")
             return self.wanted.model_copy(update={"status": self.machine.status, "abspath": None})
         self.machine.to("succeeded")
+        try:
+            digest: str | None = sha256_file(os.path.realpath(abspath))[1]
+        except OSError:
+            digest = None
         return self.wanted.model_copy(
             update={
                 "status": self.machine.status,
                 "abspath": abspath,
                 "version": _version(abspath),
-                "sha256": _sha256(os.path.realpath(abspath)),
+                "sha256": digest,
                 "binprovider": "pip" if Path(abspath).parent == VENV_BIN else "env",
             }
         )

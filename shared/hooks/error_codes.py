@@ -1,7 +1,8 @@
 """Error codes a capture can end with, what each means for a reader, and whether a retry can
-help: the one table. The hooks build their codes with `code`/`http_code` and choose their exit
-code by it, the runner asks `retry_worthy` whether a hard failure gets a retry_at, and the
-writer asks `retry_worthy`, `final` and `backs_off_domain` what an ended attempt means.
+help: the one table, and the only channel of retries. The hooks build their codes with
+`code`/`http_code`; the runner asks `retries` whether a failed result gets a retry_at (the
+hook's exit code does not decide it), and the writer asks `retry_worthy`, `final` and
+`backs_off_domain` what an ended attempt means.
 `tests/hooks/test_error_table.py` scans the tree: every code emitted is in the table, and the
 table holds no kind nothing emits.
 
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Literal
 
-Outcome = Literal["failed", "partial"]
 What = Literal[
     "TIMEOUT", "STALLED", "TRUNCATED", "TOO_LARGE", "BOMB", "NOT_HTML", "RESOURCE_LIMIT",
     "DECLINED", "REFUSED", "DNS", "REDIRECTS", "FAILED", "HTTP_5XX", "HTTP_4XX", "HTTP_LATER",
@@ -38,8 +38,6 @@ class ErrorKind:
     """Short name a reader sees (timeout, stalled, truncated_body, ...)."""
     retry: bool
     """True when another attempt later can plausibly succeed."""
-    outcome: Outcome
-    """`partial` when something useful was kept, `failed` otherwise."""
     meaning: str
     """One line for the docs and the UI."""
     backoff: bool = False
@@ -51,174 +49,141 @@ KINDS: dict[What, ErrorKind] = {
     "TIMEOUT": ErrorKind(
         "timeout",
         True,
-        "failed",
         "the whole fetch, the connect or the response headers took too long",
     ),
     "STALLED": ErrorKind(
-        "stalled", True, "failed", "no byte (or too few bytes) arrived for the idle timeout"
+        "stalled", True, "no byte (or too few bytes) arrived for the idle timeout"
     ),
     "TRUNCATED": ErrorKind(
         "truncated_body",
         True,
-        "failed",
         "the connection ended before the body did (shorter than its Content-Length)",
     ),
     "TOO_LARGE": ErrorKind(
         "too_large",
         False,
-        "partial",
         "the body passed the byte cap: its first bytes are kept, marked truncated",
     ),
     "BOMB": ErrorKind(
         "too_large",
         False,
-        "failed",
         "compressed body expands past the ratio or size limit (a decompression bomb)",
     ),
     "NOT_HTML": ErrorKind(
-        "not_html", False, "failed", "not a web page (binary, archive, media); type and size kept"
+        "not_html", False, "not a web page (binary, archive, media); type and size kept"
     ),
     "RESOURCE_LIMIT": ErrorKind(
         "resource_limit",
         False,
-        "failed",
         "the hook passed its memory or CPU-time limit, or the page's renderer its memory"
         " limit (browser hooks), and was stopped",
     ),
     "DECLINED": ErrorKind(
         "declined",
         False,
-        "failed",
         "the page asked not to be archived (X-No-Archive header or meta): nothing kept",
     ),
-    "REFUSED": ErrorKind(
-        "refused", False, "failed", "target not allowed (scheme, private or local address)"
-    ),
-    "DNS": ErrorKind("dns", True, "failed", "the name lookup failed for now (no DNS answer)"),
-    "REDIRECTS": ErrorKind("redirects", False, "failed", "too many redirects"),
-    "FAILED": ErrorKind(
-        "network_error", True, "failed", "could not connect, or the connection failed"
-    ),
-    "HTTP_5XX": ErrorKind("http_error", True, "failed", "the server answered 5xx"),
+    "REFUSED": ErrorKind("refused", False, "target not allowed (scheme, private or local address)"),
+    "DNS": ErrorKind("dns", True, "the name lookup failed for now (no DNS answer)"),
+    "REDIRECTS": ErrorKind("redirects", False, "too many redirects"),
+    "FAILED": ErrorKind("network_error", True, "could not connect, or the connection failed"),
+    "HTTP_5XX": ErrorKind("http_error", True, "the server answered 5xx"),
     "HTTP_4XX": ErrorKind(
-        "http_error", False, "failed", "the server answered 4xx (408, 425 and 429 are retried)"
+        "http_error", False, "the server answered 4xx (408, 425 and 429 are retried)"
     ),
-    "HTTP_LATER": ErrorKind(
-        "http_error", True, "failed", "the server answered 408 or 425: try again later"
-    ),
+    "HTTP_LATER": ErrorKind("http_error", True, "the server answered 408 or 425: try again later"),
     "HTTP_429": ErrorKind(
         "rate_limited",
         True,
-        "failed",
         "the server answered 429 (too many requests): retried later, its whole domain backs off",
         backoff=True,
     ),
     "BLOCKED": ErrorKind(
-        "blocked", True, "failed", "the site served a block page (403/429, anti-bot) instead"
+        "blocked", True, "the site served a block page (403/429, anti-bot) instead"
     ),
-    "LOGIN_WALL": ErrorKind("login_wall", False, "failed", "the site served only a login page"),
+    "LOGIN_WALL": ErrorKind("login_wall", False, "the site served only a login page"),
     "LOGGED_OUT": ErrorKind(
         "logged_out",
         False,
-        "failed",
         "the operator's cookies for the site were sent and a login wall came back: the session"
         " expired (renew the site's file in COOKIES_DIR)",
     ),
-    "CONSENT_WALL": ErrorKind(
-        "consent_wall", False, "failed", "the site served only its consent gate"
-    ),
-    "AGE_GATE": ErrorKind("age_gate", False, "failed", "the site served only its over-18 gate"),
-    "NOT_FOUND": ErrorKind("not_found", False, "failed", "the page does not exist (any more)"),
+    "CONSENT_WALL": ErrorKind("consent_wall", False, "the site served only its consent gate"),
+    "AGE_GATE": ErrorKind("age_gate", False, "the site served only its over-18 gate"),
+    "NOT_FOUND": ErrorKind("not_found", False, "the page does not exist (any more)"),
     "BAD_ANSWER": ErrorKind(
         "bad_answer",
         True,
-        "failed",
         "the platform's API answered something unusable (HTML where JSON was expected,"
         " malformed or empty JSON)",
     ),
     "UNAVAILABLE": ErrorKind(
         "unavailable",
         True,
-        "failed",
         "the platform shows the post as unavailable without saying why",
     ),
-    "NO_POST": ErrorKind(
-        "no_post", False, "failed", "no step of the platform's chain found a post"
-    ),
-    "NO_VIDEO": ErrorKind("no_video", False, "failed", "no video on the page (media)"),
-    "PRIVATE": ErrorKind("private", False, "failed", "the video or post is private or protected"),
-    "REMOVED": ErrorKind(
-        "removed", False, "failed", "the video or post was removed, deleted or suspended"
-    ),
+    "NO_POST": ErrorKind("no_post", False, "no step of the platform's chain found a post"),
+    "NO_VIDEO": ErrorKind("no_video", False, "no video on the page (media)"),
+    "PRIVATE": ErrorKind("private", False, "the video or post is private or protected"),
+    "REMOVED": ErrorKind("removed", False, "the video or post was removed, deleted or suspended"),
     "GEO_BLOCKED": ErrorKind(
-        "geo_blocked", False, "failed", "the video is not available from this location (media)"
+        "geo_blocked", False, "the video is not available from this location (media)"
     ),
     "LOGIN_REQUIRED": ErrorKind(
-        "login_required", False, "failed", "the video needs a login or age confirmation (media)"
+        "login_required", False, "the video needs a login or age confirmation (media)"
     ),
     "RATE_LIMITED": ErrorKind(
         "rate_limited",
         True,
-        "failed",
         "the site answered 'too many requests': retried later, its whole domain backs off",
         backoff=True,
     ),
     "NETWORK": ErrorKind(
-        "network_error", True, "failed", "a network error or stall during the download (media)"
+        "network_error", True, "a network error or stall during the download (media)"
     ),
     "STOPPED": ErrorKind(
-        "stopped", True, "failed", "the download was stopped (timeout, shutdown, worker gone)"
+        "stopped", True, "the download was stopped (timeout, shutdown, worker gone)"
     ),
-    "SPAWN": ErrorKind("hook_error", True, "failed", "the hook could not be started"),
-    "CONFIG": ErrorKind("config_error", False, "failed", "a plugin setting is invalid"),
-    "MISSING": ErrorKind(
-        "binary_missing", False, "failed", "a binary the plugin needs is not installed"
-    ),
+    "SPAWN": ErrorKind("hook_error", True, "the hook could not be started"),
+    "CONFIG": ErrorKind("config_error", False, "a plugin setting is invalid"),
+    "MISSING": ErrorKind("binary_missing", False, "a binary the plugin needs is not installed"),
     "UNRESPONSIVE": ErrorKind(
         "page_unresponsive",
         False,
-        "failed",
         "the page's renderer is stuck in a script or crashed (browser hooks)",
     ),
-    "SCRIPT": ErrorKind("page_script_error", False, "failed", "code run in the page threw"),
+    "SCRIPT": ErrorKind("page_script_error", False, "code run in the page threw"),
     "BAD_REQUEST": ErrorKind(
         "hook_error",
         False,
-        "failed",
         "the hook asked the page for something it cannot do (unknown operation, bad argument)",
     ),
     "NAVIGATION": ErrorKind(
-        "network_error", True, "failed", "the browser could not load the page (net::ERR_...)"
+        "network_error", True, "the browser could not load the page (net::ERR_...)"
     ),
     "PROTOCOL": ErrorKind(
-        "browser_error", True, "failed", "the page socket's conversation broke (browser hooks)"
+        "browser_error", True, "the page socket's conversation broke (browser hooks)"
     ),
-    "DOWNLOAD": ErrorKind(
-        "download", False, "failed", "the URL is a file download, not a page (refused)"
-    ),
+    "DOWNLOAD": ErrorKind("download", False, "the URL is a file download, not a page (refused)"),
     "BROWSER": ErrorKind(
-        "browser_error", True, "failed", "the archiver's browser failed (crashed, restarting)"
+        "browser_error", True, "the archiver's browser failed (crashed, restarting)"
     ),
-    "NO_BROWSER": ErrorKind(
-        "no_browser", False, "failed", "skipped: not run by an archiver with a browser"
-    ),
+    "NO_BROWSER": ErrorKind("no_browser", False, "skipped: not run by an archiver with a browser"),
     "NOT_LOADED": ErrorKind(
-        "not_loaded", True, "failed", "skipped: the navigation left no document to capture"
+        "not_loaded", True, "skipped: the navigation left no document to capture"
     ),
     "PDF_DOCUMENT": ErrorKind(
         "pdf_document",
         False,
-        "failed",
         "skipped: a PDF document, which Chromium's viewer shows without its content (the file"
         " is the raw response, its text the reader view)",
     ),
     "HTTP_ERROR": ErrorKind(
-        "http_error", False, "failed", "skipped: the page is an HTTP error page (4xx/5xx)"
+        "http_error", False, "skipped: the page is an HTTP error page (4xx/5xx)"
     ),
     "DEPENDENCY": ErrorKind(
         "dependency_failed",
         True,
-        "failed",
         "a hook this one reads did not succeed; it runs again when that one is retried",
     ),
 }
@@ -289,6 +254,14 @@ def retry_worthy(error_code: str | None) -> bool:
     return True if kind is None else kind.retry
 
 
+def retries(error_code: str | None, *, crashed: bool) -> bool:
+    """Whether a failed result is tried again: as its code's kind says. A code the table does
+    not know (none in the product: tests/hooks/test_error_table.py) is retried only when the
+    hook crashed (`crashed`: a non-zero exit, a signal, a timeout), not when it reported it."""
+    kind = kind_of(error_code)
+    return crashed if kind is None else kind.retry
+
+
 def final(error_code: str | None) -> bool:
     """True for a telling code no later attempt would change (its kind is not retried): the
     attempt that found it is final, the other hooks' retryable failures follow from it."""
@@ -319,6 +292,12 @@ WALL_WORDS: dict[str, str] = {
 }
 """What each wall reason says to a reader: a link whose capture met only a wall reads
 `not archived: <words>` (the wall is evidence, never the archive)."""
+
+
+LOGIN_REASONS = frozenset({"login_wall", "login_required"})
+"""Reasons that say the site asked for a login (a login page, yt-dlp's "login required"):
+met although the operator's cookies for the site were sent, they are LOGGED_OUT instead (the
+session expired)."""
 
 
 WALL_REASONS = frozenset(WALL_WORDS)

@@ -20,10 +20,11 @@ from shared.hooks import limits, reaping
 from shared.hooks.binary_detection import binary_env_name, read_binaries, search_path
 from shared.hooks.config import env_prefix, load_plugin_config
 from shared.hooks.discovery import HookSpec
-from shared.hooks.error_codes import BINARY_MISSING, What, code, retry_worthy
+from shared.hooks.error_codes import BINARY_MISSING, What, code, retries
 from shared.hooks.hook_context import HookOutcome, RunContext
 from shared.hooks.limits import HookLimits
 from shared.hooks.records import (
+    KEPT,
     ArchiveResultRecord,
     HookRecord,
     PostRecord,
@@ -190,7 +191,7 @@ class HookRun:
             if source == self.hook.plugin or source not in self.ctx.plugins:
                 continue
             results = self.ctx.finished.get(source, [])
-            if any(r.status in ("succeeded", "partial") for r in results):
+            if any(r.status in KEPT for r in results):
                 return None
             last = results[-1] if results else None
             why.append(
@@ -371,11 +372,14 @@ class HookRun:
             if not fields.get("output_str"):
                 why = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
                 fields["output_str"] = f"{why}: {tail[0]}" if tail else why
-        elif claim is not None and claim.status in ("succeeded", "partial", "failed", "skipped"):
+        elif claim is not None and claim.status in self.machine.FINAL:
             self.machine.to(claim.status)
         else:
             self.machine.to("succeeded")
-        if hard and retry_worthy(str(fields.get("error_code") or "")):
+        error_code = fields.get("error_code")
+        if self.machine.status == "failed" and retries(
+            str(error_code) if error_code else None, crashed=hard
+        ):
             fields["retry_at"] = next_retry_at(self.ctx.attempt, max_attempts=self.ctx.max_attempts)
         self._set(**fields)
         return await self._finish(hard=hard)

@@ -22,6 +22,8 @@ from pydantic import (
 from shared.platforms.post import Post
 
 ResultStatus = Literal["queued", "started", "succeeded", "partial", "failed", "skipped"]
+KEPT: frozenset[ResultStatus] = frozenset({"succeeded", "partial"})
+"""The ended statuses whose hook kept something (a reader of it has something to read)."""
 SnapshotStatus = Literal["queued", "started", "sealed"]
 BinaryStatus = Literal["queued", "started", "succeeded", "failed"]
 

@@ -62,14 +62,18 @@ Exit status -> final ArchiveResult
   exit 0, printed {"type": "ArchiveResult", "status": "succeeded"}  succeeded
   exit 0, printed {"type": "ArchiveResult", "status": "partial"}    partial: something kept, not
       all (error_code says why, e.g. E_FETCH_TOO_LARGE); never retried
-  exit 0, printed {"type": "ArchiveResult", "status": "failed"}     failed, soft: never retried
+  exit 0, printed {"type": "ArchiveResult", "status": "failed"}     failed (retried by its code)
   exit 0, printed {"type": "ArchiveResult", "status": "skipped"}    skipped (not applicable)
   exit 0, no ArchiveResult printed                                succeeded (exit 0 means done)
-  exit != 0, or killed by a signal                                failed, hard: retry_at is set
-      from the backoff 5m, 30m, 2h, 12h, 12h ... (shared/hooks/retry.py) until the job's
-      max_attempts (MAX_ATTEMPTS, default 5) are used;
-      the hook's error_code is kept, else E_<PLUGIN>_FAILED; records printed before stay.
-      No retry_at when the code is one a retry cannot fix (shared/hooks/error_codes.py).
+  exit != 0, or killed by a signal                                failed, hard: the hook's
+      error_code is kept, else E_<PLUGIN>_FAILED; records printed before stay.
+  Retries: a failed result's error_code alone decides (shared/hooks/error_codes.py, the one
+      table), whatever the exit code: when its kind is retried, retry_at is set from the
+      backoff 5m, 30m, 2h, 12h, 12h ... (shared/hooks/retry.py) until the job's max_attempts
+      (MAX_ATTEMPTS, default 5) are used; otherwise none. A code the table does not know
+      (none in the product) is retried only after a hard failure. Hooks print the code the
+      table knows (E_NAVIGATE_HTTP_429: retried, the domain backs off; E_REDDIT_HTTP_410:
+      final) and by convention exit 1 when it is retried, which decides nothing.
   stopped by its memory or CPU-time limit                         failed, E_<PLUGIN>_RESOURCE_LIMIT,
       no retry_at: killed by SIGXCPU, by a SIGKILL the runner did not send, or ended with a
       failed allocation as its last stderr line (Python's MemoryError, std::bad_alloc, ...)

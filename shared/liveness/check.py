@@ -33,6 +33,7 @@ from typing import Any
 
 from shared.errors import StorageError
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
+from shared.filehash import sha256_file
 from shared.hooks.config import env_prefix, load_plugin_config
 from shared.liveness.compare import post_changed, text_changed
 from shared.liveness.evidence import Evidence, observed, short_words
@@ -43,7 +44,7 @@ from shared.platforms.http import Answer, judge
 from shared.platforms.outcome import Evidence as StepEvidence
 from shared.platforms.outcome import StepOutcome, unknown
 from shared.platforms.registry import PLATFORMS, recognise
-from shared.s3 import ObjectStore, sha256_file
+from shared.s3 import ObjectStore
 
 log = logging.getLogger(__name__)
 

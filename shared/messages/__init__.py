@@ -46,7 +46,8 @@ from shared.messages.feed import (
     FeedPost,
     LinkOccurrence,
 )
-from shared.messages.liveness import Answer, LivenessCheck, LivenessResult
+from shared.messages.liveness import LivenessCheck, LivenessResult
+from shared.platforms.outcome import Answer
 
 __all__ = [
     "Answer",

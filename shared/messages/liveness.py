@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from pydantic import Field
 
 from shared.messages.base import Message
-
-Answer = Literal["present", "gone", "unknown"]
-"""What a liveness check found of an original (see services/writer/liveness/verdict.py)."""
+from shared.platforms.outcome import Answer
 
 
 class LivenessCheck(Message):

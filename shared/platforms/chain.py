@@ -10,7 +10,6 @@ same steps without one.
 
 from __future__ import annotations
 
-import hashlib
 import mimetypes
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shared.cookies import CookieSet
+from shared.filehash import sha256_file
 from shared.platforms.http import Client
 from shared.platforms.outcome import ChainResult, StepOutcome, unknown
 from shared.platforms.post import Post, PostMedia
@@ -115,11 +115,6 @@ def _suffix(content_type: str, url: str) -> str:
     return ext
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 async def store_media(client: Client, post: Post, folder: Path, prefix: str = "media") -> Post:
     """Download every image of the post (and of the posts nested in it) and every video's
     poster into `folder/<prefix>/`, at full size, through the address-checked fetch: each
@@ -150,7 +145,7 @@ async def store_media(client: Client, post: Post, folder: Path, prefix: str = "m
             "file": final.relative_to(folder).as_posix(),
             "content_type": got.content_type,
             "bytes": got.bytes,
-            "sha256": _sha256(final),
+            "sha256": sha256_file(final)[1],
         }
     for item, attribute, url in wanted:
         facts = names[seen[url]]

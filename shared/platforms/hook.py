@@ -32,7 +32,7 @@ from typing import Any
 from shared.cookies import CookieSet, load
 from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import env_prefix, hook_settings
-from shared.hooks.error_codes import code, retry_worthy
+from shared.hooks.error_codes import LOGIN_REASONS, code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, PostRecord, emit
 from shared.platforms.chain import Context, PostRef, Settings, run_chain, store_media
 from shared.platforms.http import Client, warc_log
@@ -43,7 +43,6 @@ from shared.platforms.registry import PLATFORMS
 
 POST_FILE = "post.json"
 SOFTWARE = "discourse-link-archiver platform steps (warcio)"
-WALL_REASONS = ("login_wall", "login_required")
 
 
 def _start(hook_file: str) -> tuple[str, str, PostRef | None]:
@@ -115,7 +114,7 @@ def error_code(plugin: str, result: ChainResult, cookies_sent: bool) -> str:
     the context had them) is LOGGED_OUT."""
     prefix = env_prefix(plugin)
     step = result.deciding
-    if cookies_sent and step is not None and step.evidence.reason in WALL_REASONS:
+    if cookies_sent and step is not None and step.evidence.reason in LOGIN_REASONS:
         return code(prefix, "LOGGED_OUT")
     return result.error_code(prefix) or code(prefix, "NO_POST")
 
@@ -210,5 +209,6 @@ def page_main(hook_file: str) -> int:
         asyncio.run(media(post))
         keep_post(post, s.cookies)
     _write_json(Path("page.json"), result.report(), s.cookies)
-    _finish(plugin, result, s.cookies, cookies_sent=bool((nav.get("cookies") or {}).get("count")))
-    return 0  # soft either way: the API hook's code already asked for any retry
+    return _finish(
+        plugin, result, s.cookies, cookies_sent=bool((nav.get("cookies") or {}).get("count"))
+    )

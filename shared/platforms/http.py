@@ -148,7 +148,7 @@ class Client:
             status = res.response.status if res.response else None
             kind = res.sniffed.effective if res.sniffed else ""
             error = None
-            if res.error == "TOO_LARGE":
+            if res.error == "TOO_LARGE" or res.truncated:  # an image is NOT_HTML first
                 error = "too_large"
             elif res.error not in (None, "NOT_HTML"):
                 error = res.error.lower()

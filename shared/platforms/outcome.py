@@ -18,7 +18,9 @@ from typing import Any, Literal
 from shared.hooks.error_codes import KINDS, What, code, http_code
 from shared.platforms.post import Post
 
-Verdict = Literal["present", "gone", "unknown"]
+Answer = Literal["present", "gone", "unknown"]
+"""What a step, a check or a chain found of an original: the three answers, defined here
+once (liveness messages, observations and verdicts read them from here)."""
 
 GONE_CODES: dict[str, What] = {
     "not_found": "NOT_FOUND",
@@ -71,7 +73,7 @@ class StepOutcome:
     """The end of one step."""
 
     step: str
-    verdict: Verdict
+    verdict: Answer
     evidence: Evidence
     post: Post | None = None
     """The post when present; when gone, what the platform still shows of it, if anything
@@ -115,7 +117,7 @@ class ChainResult:
         return found or next((s.post for s in self.steps if s.post is not None), None)
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> Answer:
         """present when a step found the post, gone when one had the platform's evidence
         that it is gone (and none found it), else unknown."""
         verdicts = {s.verdict for s in self.steps}

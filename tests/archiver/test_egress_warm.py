@@ -1,7 +1,7 @@
 """Warming: the origins a page's document names, read as the document passes the egress
-proxy (egress_warm.py), and the proxy connecting to them before the browser asks
-(egress.py): against real servers on 127.0.0.x, one that answers and one that accepts and
-never answers."""
+proxy (services/archiver/egress/warm.py), and the proxy connecting to them before the browser
+asks (services/archiver/egress/proxy.py): against real servers on 127.0.0.x, one that answers
+and one that accepts and never answers."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from services.archiver import egress_http as http
 from services.archiver.egress import EgressPolicy, EgressProxy
-from services.archiver.egress_warm import SCAN_BYTES, DocumentTap, subresource_origins
+from services.archiver.egress import framing as http
+from services.archiver.egress.warm import SCAN_BYTES, DocumentTap, subresource_origins
 from testkit.browser import BrowserHarness, run_hooks
 from testkit.httpserver import FixtureServer, Reply
 

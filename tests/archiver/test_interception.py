@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from services.archiver.interception import Interceptor
+from services.archiver.egress.interception import Interceptor
 
 
 def _handshake(ctx: ssl.SSLContext, ca_pem: bytes, host: str) -> str:

@@ -12,7 +12,9 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import brotlicffi
 import pytest
+from backports import zstd
 
 from testkit.rawserver import (
     RawServer,
@@ -59,6 +61,13 @@ def hostile() -> Iterator[RawServer]:
         s.routes["/bomb"] = reply(
             head(Content_Type="text/html", Content_Encoding="gzip", Content_Length=len(bomb)) + bomb
         )
+        page = b"<!doctype html><html><body><p>" + b" " * (64 * MB)
+        for coding, packed in (("br", brotlicffi.compress(page, quality=5)),
+                               ("zstd", zstd.compress(page))):  # fmt: skip
+            s.routes[f"/bomb-{coding}"] = reply(
+                head(Content_Type="text/html", Content_Encoding=coding, Content_Length=len(packed))
+                + packed
+            )
         zipped = a_zip()
         s.routes["/download.zip"] = reply(
             head(Content_Type="application/zip", Content_Length=len(zipped)) + zipped
@@ -109,8 +118,11 @@ def test_150_mb_page_keeps_the_capped_part_as_partial(
     assert r.files["body.html"].truncated and r.meta["declared_length"] == 150 * MB
 
 
-def test_gzip_bomb_is_refused_early(hostile: RawServer, run_fetch: RunFetch) -> None:
-    r = run_fetch(f"{hostile.base}/bomb")
+@pytest.mark.parametrize("path", ["/bomb", "/bomb-br", "/bomb-zstd"])
+def test_gzip_bomb_is_refused_early(hostile: RawServer, run_fetch: RunFetch, path: str) -> None:
+    """gzip, and br and zstd sent unasked (the fetch asks for gzip and deflate only): the one
+    bounded decoder (shared.fetching.decoding) stops each past the ratio."""
+    r = run_fetch(f"{hostile.base}{path}")
     assert r.code == 0
     assert r.result.status == "failed" and r.result.error_code == "E_FETCH_BOMB"
     assert not list(r.cwd.glob("body*")) and not list(r.cwd.glob("*.part"))

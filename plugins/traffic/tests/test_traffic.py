@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import ssl
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trustme
 from warcio.archiveiterator import ArchiveIterator
 
-from testkit.browser import BrowserHarness, run_hooks
+from testkit.browser import BrowserHarness, run_hooks, tls_context
 from testkit.httpserver import FixtureServer, Reply
 
 pytestmark = pytest.mark.integration
@@ -51,29 +49,6 @@ def routes(server: FixtureServer) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
-def harness(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserHarness]:
-    """An archiver browser whose egress proxy trusts the test CA beside the system's."""
-    roots = tmp_path_factory.mktemp("ca") / "roots.pem"
-    ca.cert_pem.write_to_path(str(roots))
-    h = BrowserHarness(extra_ca_file=str(roots))
-    try:
-        yield h
-    finally:
-        h.stop()
-
-
-def tls_context(ca: trustme.CA, host: str) -> ssl.SSLContext:
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert(host).configure_cert(ctx)
-    return ctx
-
-
 def records(warc: Path) -> list[tuple[str, str, dict[str, str], str, bytes]]:
     """(type, target URI, WARC headers, HTTP head as text, payload) of every record."""
     out = []
@@ -96,13 +71,13 @@ def records(warc: Path) -> list[tuple[str, str, dict[str, str], str, bytes]]:
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
 async def test_every_exchange_is_recorded_without_secrets(
-    harness: BrowserHarness, ca: trustme.CA, tmp_path: Path, scheme: str
+    https_browser: BrowserHarness, test_ca: trustme.CA, tmp_path: Path, scheme: str
 ) -> None:
-    with FixtureServer("127.0.0.7", tls=tls_context(ca, "127.0.0.7") if scheme == "https"
+    with FixtureServer("127.0.0.7", tls=tls_context(test_ca, "127.0.0.7") if scheme == "https"
                        else None) as site:  # fmt: skip
         routes(site)
         seen = await run_hooks(
-            harness, f"{site.base}/", tmp_path, ["navigate", "dom", "traffic"],
+            https_browser, f"{site.base}/", tmp_path, ["navigate", "dom", "traffic"],
             page={"max_response_bytes": CAP}, NAVIGATE_SETTLE_MS="2000",
         )  # fmt: skip
     nav, traffic = seen.final["navigate"], seen.final["traffic"]
@@ -136,12 +111,12 @@ async def test_every_exchange_is_recorded_without_secrets(
 
 
 async def test_a_certificate_that_does_not_verify_is_not_relayed(
-    harness: BrowserHarness, tmp_path: Path
+    https_browser: BrowserHarness, tmp_path: Path
 ) -> None:
     stranger = trustme.CA()  # not trusted by the archiver
     with FixtureServer("127.0.0.7", tls=tls_context(stranger, "127.0.0.7")) as site:
         routes(site)
-        seen = await run_hooks(harness, f"{site.base}/", tmp_path, ["navigate", "traffic"])
+        seen = await run_hooks(https_browser, f"{site.base}/", tmp_path, ["navigate", "traffic"])
         assert site.requests == []
     nav = seen.final["navigate"]
     assert (nav.status, nav.error_code) == ("failed", "E_NAVIGATE_FAILED")

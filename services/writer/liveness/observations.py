@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from services.writer.liveness.verdict import Answer, Observation
+from services.writer.liveness.verdict import Observation
 from shared.liveness.evidence import Evidence, describe
 from shared.messages import LivenessResult
+from shared.platforms.outcome import Answer
 
 UNKNOWN, PRESENT, GONE, TOMBSTONE = 0, 1, 2, 3
 ANSWERS: dict[int, Answer] = {

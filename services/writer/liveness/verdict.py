@@ -23,9 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
 
-Answer = Literal["present", "gone", "unknown"]
+from shared.platforms.outcome import Answer
 
 
 @dataclass(frozen=True)

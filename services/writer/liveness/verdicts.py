@@ -7,7 +7,8 @@ from __future__ import annotations
 import sqlite3
 
 from services.writer.liveness.observations import code
-from services.writer.liveness.verdict import Answer, Verdict
+from services.writer.liveness.verdict import Verdict
+from shared.platforms.outcome import Answer
 from shared.platforms.registry import recognise
 
 

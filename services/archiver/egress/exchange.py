@@ -3,10 +3,12 @@ its body capped by its decoded size, and the whole exchange handed to the snapsh
 browser WARC (traffic.py) once it ended.
 
 The byte cap (`BROWSER_MAX_RESPONSE_MB`) counts the body as the page would get it: the
-de-chunked bytes, or, for a gzip or deflate body, its inflated size (counted a MiB at a
-time, never held), so a compression bomb is cut like a huge body, over HTTPS too now that
-the proxy sees HTTPS bodies. A body cut there ends both connections; it is recorded up to
-the cap, marked `WARC-Truncated: length`.
+de-chunked bytes, or, for an encoded body (gzip, deflate, br, zstd, or a stack of them:
+every coding Chromium decodes), its decoded size (by `shared.fetching.decoding`, counted a
+MiB at a time, never held), so a compression bomb is cut like a huge body, over HTTPS too
+now that the proxy sees HTTPS bodies. A body that is not what its coding says is counted as
+it comes from there on (Chromium stops decoding it there too). A body cut at the cap ends
+both connections; it is recorded up to the cap, marked `WARC-Truncated: length`.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ import asyncio
 import contextlib
 import logging
 import tempfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from services.archiver import egress_http as http
-from services.archiver.traffic import TrafficLog
+from services.archiver.egress import framing as http
+from services.archiver.egress.traffic import TrafficLog
+from shared.fetching.decoding import BoundedDecoder, CorruptEncoding, UnsupportedEncoding
 from shared.fetching.warc import Exchange
 
 log = logging.getLogger(__name__)
@@ -89,15 +91,14 @@ class ExchangeRelay:
         keep = self._spool()
         truncated: str | None = None
         total = inflated = 0
-        coding = (resp.field(b"content-encoding") or b"").strip().lower()
-        decoder = zlib.decompressobj(47) if coding in (b"gzip", b"x-gzip", b"deflate") else None
+        decoder = body_decoder(resp)
         try:
             while (piece := await upstream.responses.body()) is not None:
                 total += len(piece)
                 if decoder is not None:
                     try:
-                        inflated += self._inflated_size(decoder, piece)
-                    except zlib.error:
+                        inflated += self._decoded_size(decoder, piece)
+                    except CorruptEncoding:
                         decoder = None  # not what it claims: count the bytes as they are
                 if max(total, inflated) > self.max_bytes:
                     self.log.add(self.log.truncated, {"url": url, "bytes": total,
@@ -176,13 +177,27 @@ class ExchangeRelay:
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
 
-    def _inflated_size(self, decoder: Any, data: bytes) -> int:
-        """Bytes `data` inflates to, counted a MiB at a time (never held at once)."""
-        size, buf = 0, data
-        while buf and size <= self.max_bytes:
-            size += len(decoder.decompress(buf, 1 << 20))
-            buf = decoder.unconsumed_tail
+    def _decoded_size(self, decoder: BoundedDecoder, data: bytes) -> int:
+        """Bytes `data` decodes to, counted a MiB at a time (never held at once), no further
+        than past the cap."""
+        size = 0
+        for out in decoder.feed(data):
+            size += len(out)
+            if size > self.max_bytes:
+                break
         return size
+
+
+def body_decoder(resp: http.Response) -> BoundedDecoder | None:
+    """The bounded decoder of a response's Content-Encoding (gzip, deflate, br, zstd, or a
+    stack of them), a MiB a piece; None for a body not encoded, and for a coding it does not
+    know (Chromium knows no other either): such a body is counted as it comes."""
+    try:
+        decoder = BoundedDecoder((resp.field(b"content-encoding") or b"").decode("latin-1"),
+                                 piece=1 << 20)  # fmt: skip
+    except UnsupportedEncoding:
+        return None
+    return None if decoder.identity else decoder
 
 
 async def copy_capped(

@@ -14,7 +14,7 @@ connects to an address it checked.
 HTTPS is intercepted (interception.py): the proxy makes its own verified TLS connection to
 the server, answers the CONNECT, and ends the browser's TLS with a certificate of the
 archiver's own CA, so it sees every request and response of the page as plain HTTP/1.1
-(egress_http.py), bounds each, caps each body by its decoded size, and records each in the
+(framing.py), bounds each, caps each body by its decoded size, and records each in the
 snapshot's browser WARC (exchange.py, traffic.py).
 
 A request it cannot serve is answered at once with an explicit error response, never an
@@ -34,7 +34,7 @@ answered at once for a while (a minute, doubling each time it is marked again). 
 main document and its redirects are exempt from both, whatever mark the host carries
 (`expect_document`, told by the page session before the browser asks): they have the
 navigation's own timeout. As the page's HTML document passes, the proxy reads which
-origins it will load from and connects to them before the browser asks (egress_warm.py): a
+origins it will load from and connects to them before the browser asks (warm.py): a
 host that never answers is then known when the page's late requests come (images, a tag's
 script), and an answering host's connection is the one the browser's first request to it
 gets.
@@ -56,22 +56,19 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from services.archiver import egress_http as http
-from services.archiver.egress_policy import (
-    ERROR_HEADER,
+from services.archiver.egress import framing as http
+from services.archiver.egress.exchange import ExchangeRelay, Upstream, copy_capped
+from services.archiver.egress.interception import Interceptor
+from services.archiver.egress.policy import (
     ERROR_STATUS,
     EgressLog,
     EgressPolicy,
     ErrorKind,
     UpstreamError,
 )
-from services.archiver.egress_warm import DocumentTap, Origin, subresource_origins
-from services.archiver.exchange import ExchangeRelay, Upstream, copy_capped
-from services.archiver.interception import Interceptor
-from services.archiver.traffic import TrafficLog
+from services.archiver.egress.traffic import TrafficLog
+from services.archiver.egress.warm import DocumentTap, Origin, subresource_origins
 from shared.targets import origin_key
-
-__all__ = ["ERROR_HEADER", "EgressLog", "EgressPolicy", "EgressProxy", "UpstreamError"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -88,7 +85,7 @@ HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 @dataclass
 class Warm:
     """A connection the proxy opened to an origin the page's document names, before the
-    browser asked for it (egress_warm.py)."""
+    browser asked for it (warm.py)."""
 
     task: asyncio.Task[Upstream]
     started: float = field(default_factory=time.monotonic)

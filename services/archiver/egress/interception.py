@@ -41,7 +41,7 @@ LEAF_CACHE = 1024
 """Hosts whose server context is kept (a context costs about a millisecond to make)."""
 VALIDITY = datetime.timedelta(days=30)
 ALPN = ["http/1.1"]
-"""What both legs speak: the proxy frames HTTP/1.1 (egress_http.py), so neither the browser
+"""What both legs speak: the proxy frames HTTP/1.1 (framing.py), so neither the browser
 nor the server is offered HTTP/2."""
 
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-import zlib
 from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from shared.fetching.decoding import BoundedDecoder, CorruptEncoding, UnsupportedEncoding
 from shared.links.urlparts import DEFAULT_PORTS, SUPPORTED_SCHEMES
 
 SCAN_BYTES = 512 * 1024
@@ -53,36 +53,35 @@ Origin = tuple[str, str, int]
 
 
 class DocumentTap:
-    """The first SCAN_BYTES of a document's body as the page gets it, gzip and deflate
-    inflated. Any other coding (brotli, zstd: no decoder with an output bound in this
-    environment), or a body that is not what its coding says, leaves nothing to read: the
-    page is then not warmed."""
+    """The first SCAN_BYTES of a document's body as the page gets it, decoded by the bounded
+    decoder (shared.fetching.decoding: gzip, deflate, br, zstd). A coding it does not know, or
+    a body that is not what its coding says, leaves nothing to read: the page is then not
+    warmed."""
 
     def __init__(self, coding: bytes) -> None:
-        coding = coding.strip().lower()
-        self._inflate = coding in (b"gzip", b"x-gzip", b"deflate")
-        self._ok = self._inflate or coding in (b"", b"identity")
-        self._decoder = zlib.decompressobj(47)
+        try:
+            self._decoder: BoundedDecoder | None = BoundedDecoder(coding.decode("latin-1"))
+        except UnsupportedEncoding:
+            self._decoder = None
         self._parts: list[bytes] = []
         self._size = 0
 
     def feed(self, piece: bytes) -> None:
-        if not self._ok or self._size >= SCAN_BYTES:
+        if self._decoder is None or self._size >= SCAN_BYTES:
             return
-        data = piece
-        if self._inflate:
-            try:
-                data = self._decoder.decompress(piece, SCAN_BYTES - self._size)
-            except zlib.error:
-                self._ok = False
-                return
-        data = data[: SCAN_BYTES - self._size]
-        self._parts.append(data)
-        self._size += len(data)
+        try:
+            for data in self._decoder.feed(piece):
+                data = data[: SCAN_BYTES - self._size]
+                self._parts.append(data)
+                self._size += len(data)
+                if self._size >= SCAN_BYTES:
+                    return
+        except CorruptEncoding:
+            self._decoder = None
 
     @property
     def body(self) -> bytes:
-        return b"".join(self._parts) if self._ok else b""
+        return b"".join(self._parts) if self._decoder is not None else b""
 
 
 def origin(url: str, base: str = "") -> Origin | None:

@@ -63,7 +63,7 @@ class EgressPolicy:
     lets the bound pass is cut, but the host is slow, not dead, and is not marked."""
     warm_origins: int = 16
     """How many origins named by a page's document the proxy connects to before the
-    browser asks (egress_warm.py); 0: none."""
+    browser asks (warm.py); 0: none."""
     _unresponsive: dict[tuple[str, int], tuple[float, float]] = field(
         default_factory=dict, repr=False
     )
@@ -156,7 +156,7 @@ class EgressLog:
     truncated: list[dict[str, object]] = field(default_factory=list)
     connections: int = 0
     warmed: int = 0
-    """Origins the proxy connected to before the browser asked (egress_warm.py)."""
+    """Origins the proxy connected to before the browser asked (warm.py)."""
     max_entries: int = 1000
 
     def add(self, bucket: list[dict[str, object]], entry: dict[str, object]) -> None:
