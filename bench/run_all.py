@@ -12,6 +12,7 @@ BENCHES = [
     "bench_runner",
     "bench_writer",
     "bench_e2e",
+    "bench_first_link",
     "bench_hostile",
     "bench_web",
     "bench_media",

@@ -26,10 +26,15 @@ def build_module() -> ModuleType:
     return module
 
 
+METRIC = re.compile(r'(?:Counter|Gauge|Histogram|Summary|Info|Enum)\(\s*"(dla_[a-z0-9_]+)"')
+"""A metric's definition: its class and name (another "dla_..." string, such as the admin
+console's cookie, is no metric)."""
+
+
 def defined_metrics() -> set[str]:
     names: set[str] = set()
     for path in [*(REPO / "services").rglob("*.py"), *(REPO / "shared").rglob("*.py")]:
-        names.update(re.findall(r'"(dla_[a-z0-9_]+)"', path.read_text()))
+        names.update(METRIC.findall(path.read_text()))
     return names
 
 

@@ -206,6 +206,9 @@ def test_a_late_token_changes_no_stored_object(
         assert "does not chain to a trusted root" in invalid["last_error"]
         page = httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
         assert "timestamp invalid" in page and "not asked again" in page
+        # (at load 8 a request whose answer came after its deadline is asked again: what
+        # must not happen is a request after the verdict)
+        judged = untrusted.asked
         before = stored_objects(running, link_id)  # each checked against its recorded sha256
         ev = evidence_of(running, link_id)["evidence"]
         early = tmp_path / "early" / "capture.wacz"
@@ -239,7 +242,7 @@ def test_a_late_token_changes_no_stored_object(
         found = {f["what"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
         said = found[f"timestamp {untrusted.url}"]["detail"]
         assert said.startswith("invalid, not asked again:") and "does not chain" in said
-        assert untrusted.asked == 1
+        assert untrusted.asked == judged
 
 
 def stamps_by_authority(running: Running, link_id: int) -> dict[str, dict[str, Any]]:
