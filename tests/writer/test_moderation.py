@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from services.writer import backup, moderation
+from services.writer import backup, backup_rows, moderation
 from services.writer.clock import iso
 from services.writer.housekeeping import Housekeeping
 from services.writer.settings import WriterSettings
@@ -261,7 +261,7 @@ def test_the_publishable_backup_leaves_out_taken_down_links_and_the_audit(
         and any("status/8" in repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
     ]
     private = [
-        conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in backup.PRIVATE_TABLES
+        conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in backup_rows.PRIVATE_TABLES
     ]
     conn.close()
     assert private == [0, 0, 0]
