@@ -81,6 +81,20 @@ class ExcludeCommand(Command):
     """The name of the admin token that asked."""
 
 
+class IncludeCommand(Command):
+    """``cmd.include``: an admin lifted the exclusion of a domain (``cmd.exclude``): its
+    links are captured again from now on."""
+
+    PREFIX = "include"
+
+    domain: str
+    """The domain excluded, lower-case, no scheme (exactly as excluded)."""
+    reason: str = ""
+    """Why."""
+    admin: str
+    """The name of the admin token that asked."""
+
+
 class RetryCommand(Command):
     """``cmd.retry``: an admin asked to capture failed links again now."""
 
