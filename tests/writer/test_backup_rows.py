@@ -55,15 +55,21 @@ def a_link_in_every_table(h: Harness) -> int:
     return link_id
 
 
+def backed_up_and_restored(h: Harness, db_path: Path, tmp_path: Path, link_id: int) -> Path:
+    """Take the link down, back the database up (both files), restore them into an empty
+    data folder; the publishable file."""
+    h.apply(takedown(link_id))
+    public, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
+    backup.snapshot_to(db_path, public, private)
+    backup.install_file(public, tmp_path / "restored" / "archive.sqlite3", private)
+    return public
+
+
 def test_an_undo_on_a_database_restored_from_a_backup_shows_the_link_as_before(
     h: Harness, db_path: Path, tmp_path: Path
 ) -> None:
     link_id = a_link_in_every_table(h)
-    h.apply(takedown(link_id))
-    public, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
-    backup.snapshot_to(db_path, public, private)
-    restored = tmp_path / "restored" / "archive.sqlite3"  # an empty data folder
-    backup.install_file(public, restored, private)
+    public = backed_up_and_restored(h, db_path, tmp_path, link_id)
 
     published = tmp_path / "published.sqlite3"
     published.write_bytes(gzip.decompress(public.read_bytes()))
@@ -75,7 +81,7 @@ def test_an_undo_on_a_database_restored_from_a_backup_shows_the_link_as_before(
         conn.close()
     assert b"court order" not in published.read_bytes()
 
-    r = Harness(open_db(restored), policy=h.policy, now=h.now)
+    r = Harness(open_db(tmp_path / "restored" / "archive.sqlite3"), policy=h.policy, now=h.now)
     try:
         assert r.one("SELECT taken_down_at IS NOT NULL FROM links WHERE id = ?", link_id) == 1
         h.advance(days=3)
@@ -98,12 +104,8 @@ def test_a_link_held_in_a_restored_database_is_purged_when_its_window_ends(
     h: Harness, db_path: Path, tmp_path: Path
 ) -> None:
     link_id = a_link_in_every_table(h)
-    h.apply(takedown(link_id))
-    public, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
-    backup.snapshot_to(db_path, public, private)
-    restored = tmp_path / "restored" / "archive.sqlite3"
-    backup.install_file(public, restored, private)
-    r = Harness(open_db(restored), policy=h.policy, now=h.now)
+    backed_up_and_restored(h, db_path, tmp_path, link_id)
+    r = Harness(open_db(tmp_path / "restored" / "archive.sqlite3"), policy=h.policy, now=h.now)
     try:
         for harness in (h, r):
             harness.advance(days=8)
