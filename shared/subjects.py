@@ -18,6 +18,7 @@ from shared.messages import (
     FeedGap,
     FeedPost,
     HostReleased,
+    IncludeCommand,
     LivenessCheck,
     LivenessResult,
     Message,
@@ -53,6 +54,7 @@ CMD_EXCLUDE = "cmd.exclude"
 CMD_RETRY = "cmd.retry"
 CMD_CHECK = "cmd.check"
 CMD_UNDO = "cmd.undo"
+CMD_INCLUDE = "cmd.include"
 
 MODELS: dict[str, type[Message]] = {
     FEED_POST: FeedPost,
@@ -77,6 +79,7 @@ MODELS: dict[str, type[Message]] = {
     CMD_RETRY: RetryCommand,
     CMD_CHECK: CheckCommand,
     CMD_UNDO: UndoTakedownCommand,
+    CMD_INCLUDE: IncludeCommand,
 }
 """The one payload model of every subject."""
 
@@ -113,7 +116,16 @@ RESULTS = StreamSpec(
 )
 COMMANDS = StreamSpec(
     "COMMANDS",
-    (CMD_SUBMIT, CMD_REARCHIVE, CMD_TAKEDOWN, CMD_EXCLUDE, CMD_RETRY, CMD_CHECK, CMD_UNDO),
+    (
+        CMD_SUBMIT,
+        CMD_REARCHIVE,
+        CMD_TAKEDOWN,
+        CMD_EXCLUDE,
+        CMD_RETRY,
+        CMD_CHECK,
+        CMD_UNDO,
+        CMD_INCLUDE,
+    ),
     RetentionPolicy.LIMITS,
 )
 STREAMS: tuple[StreamSpec, ...] = (FEED, JOBS, RESULTS, COMMANDS)

@@ -32,7 +32,8 @@ def undo_refusal(conn: sqlite3.Connection, link_id: int, now: datetime) -> str |
     if link is None:
         return (
             f"link {link_id} cannot be undone: this database was restored from a backup made"
-            " while it was taken down, which holds none of its rows; its objects are kept"
+            " while it was taken down whose private part holds none of its rows (made before"
+            " it kept them, or restored without it); its objects are kept"
             f" until {purge_after}, then purged"
         )
     return None

@@ -39,6 +39,7 @@ from shared.subjects import (
     CHECK_RESULT,
     CMD_CHECK,
     CMD_EXCLUDE,
+    CMD_INCLUDE,
     CMD_REARCHIVE,
     CMD_RETRY,
     CMD_SUBMIT,
@@ -72,6 +73,7 @@ SUBJECT = {
     "CheckCommand": CMD_CHECK,
     "LivenessResult": CHECK_RESULT,
     "UndoTakedownCommand": CMD_UNDO,
+    "IncludeCommand": CMD_INCLUDE,
 }
 
 

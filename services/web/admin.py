@@ -95,8 +95,8 @@ class TakedownBody(BaseModel):
     reason: str = Field(min_length=1, max_length=2000)
 
 
-class ExcludeBody(BaseModel):
-    """Body of POST /admin/exclude."""
+class DomainBody(BaseModel):
+    """Body of POST /admin/exclude and POST /admin/include."""
 
     model_config = ConfigDict(extra="forbid")
     domain: str = Field(min_length=1, max_length=253)
@@ -176,9 +176,22 @@ async def undo(request: Request, link_id: LinkPath, body: UndoBody, admin: Admin
 
 
 @router.post("/exclude", status_code=202, summary="Exclude a domain from archiving")
-async def exclude(request: Request, body: ExcludeBody, admin: Admin) -> JSONResponse:
+async def exclude(request: Request, body: DomainBody, admin: Admin) -> JSONResponse:
     """Links of this domain (and subdomains) are no longer captured; audited."""
     cmd = await actions.exclude(_state(request), body.domain, body.reason, admin)
+    return _accepted(cmd, domain=cmd.domain)
+
+
+@router.post(
+    "/include",
+    status_code=202,
+    summary="Lift the exclusion of a domain",
+    responses={409: {"description": "No admin excluded this domain (reason given)"}},
+)
+async def include(request: Request, body: DomainBody, admin: Admin) -> JSONResponse:
+    """Links of this domain are captured again from now on (those the exclusion failed stay
+    failed: POST /admin/retry with the domain queues them); audited."""
+    cmd = await actions.include(_state(request), body.domain, body.reason, admin)
     return _accepted(cmd, domain=cmd.domain)
 
 

@@ -27,6 +27,7 @@ from shared.messages import (
     BackfillReport,
     CheckCommand,
     ExcludeCommand,
+    IncludeCommand,
     RearchiveCommand,
     RetryCommand,
     TakedownCommand,
@@ -35,6 +36,7 @@ from shared.messages import (
 from shared.subjects import (
     CMD_CHECK,
     CMD_EXCLUDE,
+    CMD_INCLUDE,
     CMD_REARCHIVE,
     CMD_RETRY,
     CMD_TAKEDOWN,
@@ -119,6 +121,23 @@ async def exclude(state: WebState, domain: str, reason: str, admin: str) -> Excl
     """Never capture links of this domain (and its subdomains) from now on."""
     cmd = ExcludeCommand(domain=domain_of(domain), reason=reason.strip(), admin=admin, **_ids())
     await publish(state, CMD_EXCLUDE, cmd)
+    return cmd
+
+
+def _excluded(conn: sqlite3.Connection, domain: str) -> bool:
+    row = conn.execute("SELECT 1 FROM excluded_domains WHERE domain = ?", (domain,)).fetchone()
+    return row is not None
+
+
+async def include(state: WebState, domain: str, reason: str, admin: str) -> IncludeCommand:
+    """Lift an admin's exclusion of this domain: its links are captured again from now on
+    (409 when no admin excluded it: EXCLUDE_DOMAINS is the configuration's)."""
+    cmd = IncludeCommand(domain=domain_of(domain), reason=reason.strip(), admin=admin, **_ids())
+    if not await read(state, _excluded, cmd.domain):
+        raise HTTPException(
+            409, f"{cmd.domain} is not excluded by an admin (EXCLUDE_DOMAINS is set in the config)"
+        )
+    await publish(state, CMD_INCLUDE, cmd)
     return cmd
 
 

@@ -26,7 +26,13 @@ from services.writer.external_archives import apply_external_result
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
 from services.writer.liveness.results import apply_check_command, apply_check_result
-from services.writer.moderation import apply_exclude, apply_retry, apply_takedown, apply_undo
+from services.writer.moderation import (
+    apply_exclude,
+    apply_include,
+    apply_retry,
+    apply_takedown,
+    apply_undo,
+)
 from services.writer.results import apply_capture_event
 from shared.messages import (
     CaptureDone,
@@ -38,6 +44,7 @@ from shared.messages import (
     FeedGap,
     FeedPost,
     HostReleased,
+    IncludeCommand,
     LivenessResult,
     Message,
     RearchiveCommand,
@@ -63,6 +70,7 @@ _HANDLERS: dict[type[Message], Callable[[ApplyContext, Any], object]] = {
     RearchiveCommand: apply_rearchive,
     TakedownCommand: apply_takedown,
     ExcludeCommand: apply_exclude,
+    IncludeCommand: apply_include,
     RetryCommand: apply_retry,
     UndoTakedownCommand: apply_undo,
     WorkerBinaries: apply_worker_binaries,

@@ -5,9 +5,11 @@ private session files of logged-in captures are left out (`make_publishable`); t
 tombstones (hashes, see ``tombstones.py``) and the link id high-water mark stay, so a
 restored database still refuses the URLs taken down and never gives a link id twice.
 Beside it, from the same copy, the *private* part: the rows the publishable copy leaves out
-or blanks, except a taken-down link's (`private_rows`: the audit trail, the S3 removals
-still queued, the takedowns' undo windows (so a restored database still purges in time),
-who excluded a domain and why, the private session files' rows) in a small SQLite file.
+or blanks, except a link's purged at its takedown or at the end of its undo window
+(``backup_rows``: the audit trail, the S3 removals still queued, the takedowns' undo windows
+(so a restored database still purges in time) and every row of the links taken down within
+them (so an undo on a restored database shows them again exactly as before), who excluded a
+domain and why, the private session files' rows) in a small SQLite file.
 
 Keys: see ``shared/backup_layout.py``. Restore: ``python -m services.writer restore
 [--date YYYY-MM-DD]`` downloads the backup (default: the newest) and its private part (when
@@ -30,6 +32,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from services.writer import backup_rows
 from services.writer.db import writer_lock
 from shared.backup_layout import (
     NAME,
@@ -43,7 +46,6 @@ from shared.backup_layout import (
 )
 from shared.errors import ArchiverError, ConfigError, StorageError
 from shared.s3 import ObjectStore
-from shared.session_files import SESSION_KINDS
 from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
@@ -84,45 +86,9 @@ def _gzip_away(raw: Path, dest_gz: Path) -> None:
         raw.unlink(missing_ok=True)
 
 
-PRIVATE_TABLES = ("admin_audit", "s3_removals", "takedown_holds")
-"""Tables the public never sees: emptied in every backup, kept whole in its private part."""
-
-
-BLANKED = {"excluded_domains": "reason = '', admin = ''"}
-"""Tables whose private rows stay in the publishable copy with these columns blanked."""
-
-
-def private_rows(columns: dict[str, set[str]]) -> dict[str, tuple[str, list[str]]]:
-    """The rows, besides the private tables', that the publishable copy leaves out or blanks
-    and its private part keeps, per table (a WHERE clause and its parameters) of a database
-    whose tables have these columns: the private session files of logged-in captures (their
-    rows, which name their S3 keys), who excluded a domain and why."""
-    rows: dict[str, tuple[str, list[str]]] = {
-        table: ("1", []) for table in PRIVATE_TABLES if table in columns
-    }
-    if "private_session" in columns.get("snapshots", set()):
-        rows["archive_artifacts"] = (
-            f"kind IN ({', '.join('?' for _ in SESSION_KINDS)}) AND snapshot_id IN"
-            ' (SELECT id FROM "snapshots" WHERE private_session = 1)',
-            sorted(SESSION_KINDS),
-        )
-    if "excluded_domains" in columns:
-        rows["excluded_domains"] = ("1", [])
-    return rows
-
-
-def _columns(conn: sqlite3.Connection, schema: str) -> dict[str, set[str]]:
-    tables = [
-        str(r[0])
-        for r in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")
-    ]
-    return {
-        t: {str(c[1]) for c in conn.execute(f'PRAGMA {schema}.table_info("{t}")')} for t in tables
-    }
-
-
 def private_part(copy: Path, dest_gz: Path) -> None:
-    """The private rows of a database copy (`private_rows`, with their tables' schema) as a
+    """The private rows of a database copy, and every row of the links whose takedown can
+    still be undone (`backup_rows.private_part_rows`), with their tables' schema, as a
     gzip'ed SQLite file: what the publishable copy leaves out and a restore puts back."""
     raw = dest_gz.with_suffix("")
     raw.unlink(missing_ok=True)
@@ -130,13 +96,18 @@ def private_part(copy: Path, dest_gz: Path) -> None:
     try:
         conn.execute("ATTACH DATABASE ? AS copy", (str(copy),))
         conn.execute("BEGIN")
-        for table, (where, args) in private_rows(_columns(conn, "copy")).items():
+        full_text = backup_rows.virtual_tables(conn, "copy")
+        tables = backup_rows.columns(conn, "copy")
+        for table, (where, args) in backup_rows.private_part_rows(tables, "copy").items():
             row = conn.execute(
                 "SELECT sql FROM copy.sqlite_master WHERE type = 'table' AND name = ?", (table,)
             ).fetchone()
             conn.execute(str(row[0]))  # created in main: the private file
+            cols = _copied(tables[table], table in full_text)
             conn.execute(
-                f'INSERT INTO main."{table}" SELECT * FROM copy."{table}" WHERE {where}', args
+                f'INSERT INTO main."{table}" ({cols}) SELECT {cols} FROM copy."{table}"'
+                f" WHERE {where}",
+                args,
             )
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE copy")
@@ -148,18 +119,28 @@ def private_part(copy: Path, dest_gz: Path) -> None:
     _gzip_away(raw, dest_gz)
 
 
+def _copied(columns: set[str], full_text: bool) -> str:
+    """The column list that copies a table's rows whole: a full-text table's rowid too (it is
+    the link's id in ``link_text_fts``, the order in ``link_text_history``)."""
+    names = [f'"{c}"' for c in sorted(columns)]
+    return ", ".join(["rowid", *names] if full_text else names)
+
+
 def put_back_private(db: Path, private_raw: Path) -> int:
     """Copy the rows of a private part (`private_part`) into a restored database copy (whose
-    private tables the publishable backup left empty); returns how many rows."""
+    private tables the publishable backup left empty, and which has no row of a taken-down
+    link); returns how many rows."""
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.execute("ATTACH DATABASE ? AS private", (str(private_raw),))
         conn.execute("BEGIN")
         added = 0
-        ours = _columns(conn, "main")
-        for table, theirs in _columns(conn, "private").items():
-            cols = ", ".join(f'"{c}"' for c in sorted(theirs & ours.get(table, set())))
-            if cols:  # (replacing the blanked rows of excluded domains)
+        ours = backup_rows.columns(conn, "main")
+        full_text = backup_rows.virtual_tables(conn, "private")
+        for table, theirs in backup_rows.columns(conn, "private").items():
+            shared = theirs & ours.get(table, set())
+            if shared:  # (replacing the blanked rows of excluded domains)
+                cols = _copied(shared, table in full_text)
                 added += conn.execute(
                     f'INSERT OR REPLACE INTO main."{table}" ({cols})'
                     f' SELECT {cols} FROM private."{table}"'
@@ -204,23 +185,15 @@ def make_publishable(path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA secure_delete = ON")
-        columns = _columns(conn, "main")
+        columns = backup_rows.columns(conn, "main")
         conn.execute("BEGIN")
-        if "taken_down_at" in columns.get("links", set()):
-            down = "SELECT id FROM links WHERE taken_down_at IS NOT NULL"
-            # (quoted names: this edits a copy, not the database whose tables have owners)
-            if "snapshots" in columns:  # rows of their snapshots (hook results and attempts)
-                snapshots = f"SELECT id FROM snapshots WHERE link_id IN ({down})"
-                for table, cols in columns.items():
-                    if "snapshot_id" in cols and "link_id" not in cols:
-                        conn.execute(f'DELETE FROM "{table}" WHERE snapshot_id IN ({snapshots})')
-            for table, cols in columns.items():
-                if table != "links" and "link_id" in cols:
-                    conn.execute(f'DELETE FROM "{table}" WHERE link_id IN ({down})')
-            conn.execute('DELETE FROM "links" WHERE taken_down_at IS NOT NULL')
-        for table, (where, args) in private_rows(columns).items():
-            if table in BLANKED:  # the rows stay, their private columns blanked
-                conn.execute(f'UPDATE "{table}" SET {BLANKED[table]} WHERE {where}', args)
+        # (quoted names: this edits a copy, not the database whose tables have owners)
+        for table, where in backup_rows.taken_down_rows(columns).items():
+            conn.execute(f'DELETE FROM "{table}" WHERE {where}')
+        for table, (where, args) in backup_rows.private_rows(columns).items():
+            if table in backup_rows.BLANKED:  # the rows stay, their private columns blanked
+                blanked = backup_rows.BLANKED[table]
+                conn.execute(f'UPDATE "{table}" SET {blanked} WHERE {where}', args)
             else:  # (the private tables emptied, not dropped: a restore must stay migrated)
                 conn.execute(f'DELETE FROM "{table}" WHERE {where}', args)
         for (fts,) in conn.execute(

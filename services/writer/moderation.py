@@ -16,6 +16,9 @@ audited.
   (nothing was deleted); its tombstones go. After it, refused and audited as such.
 - Exclude: the domain (and its subdomains) joins ``excluded_domains``; queued jobs of it
   fail for good; `transitions.link_state` reports its links blocked from then on.
+- Include (`apply_include`): the domain leaves ``excluded_domains``; its links are captured
+  again from then on, when posted, submitted or retried. What the exclusion failed stays
+  failed (nothing is queued by the lift itself: ``cmd.retry`` of the domain does that).
 - Retry: failed links (of a domain, failed since a time) not blocked and idle get a job.
 
 The audit row (``admin_audit``) records what, when, why and the admin token's *name* (the
@@ -45,7 +48,13 @@ from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.job_policy import MANUAL_PRIORITY, Decision
 from services.writer.liveness import dispatch as liveness
-from shared.messages import ExcludeCommand, RetryCommand, TakedownCommand, UndoTakedownCommand
+from shared.messages import (
+    ExcludeCommand,
+    IncludeCommand,
+    RetryCommand,
+    TakedownCommand,
+    UndoTakedownCommand,
+)
 from shared.takedown_undo import undo_refusal
 
 log = logging.getLogger(__name__)
@@ -53,7 +62,9 @@ log = logging.getLogger(__name__)
 TAKEN_DOWN = "taken down"
 PURGER = "writer"
 """Who the audit names for a purge at the end of an undo window."""
-AdminCommand = TakedownCommand | ExcludeCommand | RetryCommand | UndoTakedownCommand
+AdminCommand = (
+    TakedownCommand | ExcludeCommand | IncludeCommand | RetryCommand | UndoTakedownCommand
+)
 
 
 def _audited(ctx: ApplyContext, request_id: str) -> bool:
@@ -267,6 +278,23 @@ def apply_exclude(ctx: ApplyContext, cmd: ExcludeCommand) -> None:
         )
     dropped = f"{len(queued)} queued job(s) dropped"
     _audit(ctx, "exclude", cmd, cmd.domain, cmd.reason, "done", dropped)
+
+
+def apply_include(ctx: ApplyContext, cmd: IncludeCommand) -> None:
+    """Lift the exclusion of the domain from now on; audited (a domain not excluded by an
+    admin is refused, with what still excludes it, if anything)."""
+    if _audited(ctx, cmd.request_id):
+        return
+    conn = ctx.conn
+    lifted = conn.execute("DELETE FROM excluded_domains WHERE domain = ?", (cmd.domain,))
+    if lifted.rowcount == 0:
+        _audit(ctx, "include", cmd, cmd.domain, cmd.reason, "rejected", "not excluded")
+        return
+    still = transitions.excluded_by(conn, cmd.domain)
+    detail = "links captured again from now on (`dla retry --domain` queues the failed ones)"
+    if still is not None:
+        detail = f"lifted, but {still} is still excluded (it covers {cmd.domain})"
+    _audit(ctx, "include", cmd, cmd.domain, cmd.reason, "done", detail)
 
 
 def apply_retry(ctx: ApplyContext, cmd: RetryCommand) -> None:

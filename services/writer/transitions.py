@@ -55,19 +55,29 @@ def new_snapshot_id() -> str:
     return f"{value:032x}"
 
 
+def excluded_by(conn: sqlite3.Connection, domain: str) -> str | None:
+    """The admin's exclusion that covers a domain (itself or a parent domain), if any."""
+    row = conn.execute(
+        "SELECT domain FROM excluded_domains WHERE ? = domain OR ? LIKE '%.' || domain"
+        " ORDER BY length(domain) LIMIT 1",
+        (domain, domain),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def link_state(conn: sqlite3.Connection, link_id: int) -> LinkState:
     """When the link was last archived, its status, its queued or running job, if any, and
     whether an admin blocked it (taken down, or its domain excluded)."""
     row = conn.execute(
         "SELECT last_archived_at, status, (SELECT id FROM archive_jobs WHERE link_id = links.id"
         " AND kind = 'capture' AND status IN ('queued', 'running') ORDER BY id LIMIT 1),"
-        " taken_down_at, (SELECT domain FROM excluded_domains e WHERE links.domain = e.domain"
-        "  OR links.domain LIKE '%.' || e.domain LIMIT 1) FROM links WHERE id = ?",
+        " taken_down_at, domain FROM links WHERE id = ?",
         (link_id,),
     ).fetchone()
     if row is None:
         return LinkState(None, None)
-    blocked = "taken down" if row[3] else (f"domain {row[4]} excluded" if row[4] else None)
+    excluded = None if row[3] else excluded_by(conn, str(row[4]))
+    blocked = "taken down" if row[3] else (f"domain {excluded} excluded" if excluded else None)
     return LinkState(
         last_archived_at=parse(row[0]) if row[0] else None,
         active_job_id=None if row[2] is None else int(row[2]),

@@ -68,17 +68,29 @@ class UndoTakedownCommand(Command):
     """The name of the admin token that asked (never the secret)."""
 
 
-class ExcludeCommand(Command):
+class DomainCommand(Command):
+    """What an admin's decision about a domain carries (``cmd.exclude``, ``cmd.include``)."""
+
+    PREFIX: ClassVar[str]
+    domain: str
+    """The domain, lower-case, no scheme."""
+    reason: str = ""
+    """Why (kept in the audit table)."""
+    admin: str
+    """The name of the admin token that asked."""
+
+
+class ExcludeCommand(DomainCommand):
     """``cmd.exclude``: an admin excluded a domain (and its subdomains) from archiving."""
 
     PREFIX = "exclude"
 
-    domain: str
-    """The domain, lower-case, no scheme."""
-    reason: str = ""
-    """Why."""
-    admin: str
-    """The name of the admin token that asked."""
+
+class IncludeCommand(DomainCommand):
+    """``cmd.include``: an admin lifted the exclusion of a domain (``cmd.exclude``, the same
+    domain): its links are captured again from now on."""
+
+    PREFIX = "include"
 
 
 class RetryCommand(Command):

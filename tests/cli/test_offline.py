@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from services.writer.db import open_db
 from shared.messages import ExcludeCommand
-from testkit.writer_harness import T0, Harness, occ, post
-from tests.writer.test_moderation import takedown
+from testkit.writer_harness import T0, Harness, dump, occ, post
+from tests.writer.test_moderation import NOT_THE_LINK, captured, takedown, undo
 
 DLA = str(Path(sys.executable).parent / "dla")
 
@@ -84,4 +86,32 @@ def test_a_backup_with_its_private_part_restores_the_audit_and_undo_windows(
     assert again.returncode == 0, again.stderr
     conn = open_db(tmp_path / "c" / "archive.sqlite3")
     assert Harness(conn).one("SELECT count(*) FROM admin_audit") == 0
+    conn.close()
+
+
+def test_a_link_taken_down_before_the_backup_can_be_undone_after_a_restore(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "a"
+    conn = open_db(source / "archive.sqlite3")
+    h = Harness(conn)
+    job = captured(h)
+    before = dump(conn, skip=NOT_THE_LINK)
+    h.apply(takedown(job["link_id"]))
+    conn.close()
+    public, private = tmp_path / "public.sqlite3.gz", tmp_path / "private.sqlite3.gz"
+    made = dla(source, "backup", "--output", str(public), "--private", str(private))
+    assert made.returncode == 0, made.stderr
+    assert b"barn owls" not in gzip.decompress(public.read_bytes())
+    target = tmp_path / "b"  # an empty data folder
+    done = dla(target, "restore", str(public), "--private", str(private))
+    assert done.returncode == 0, done.stderr
+    conn = open_db(target / "archive.sqlite3")
+    h = Harness(conn, now=T0 + timedelta(days=6))
+    h.apply(undo(job["link_id"]))
+    assert dump(conn, skip=NOT_THE_LINK) == before
+    assert h.tuples("SELECT action, outcome FROM admin_audit ORDER BY id") == [
+        ("takedown", "done"),
+        ("undo", "done"),
+    ]
     conn.close()

@@ -298,3 +298,21 @@ def test_bad_input_gets_one_line_and_an_exit_code(up: Up, tmp_path: Path) -> Non
         result = up.dla(*args, env=env)
         assert result.returncode == 4, (args, result.stderr)
         assert "not reachable" in one_line_error(result) or "not running" in result.stderr
+
+
+def test_an_exclusion_is_lifted_with_dla_include(up: Up) -> None:
+    result = up.dla("include", "never-excluded.example")
+    assert result.returncode == 7 and "not excluded by an admin" in one_line_error(result)
+    excluded = "SELECT domain FROM excluded_domains WHERE domain = 'lift.example'"
+    result = up.dla("exclude", "lift.example", "--reason", "spam")
+    assert result.returncode == 0, result.stderr
+    wait_for(lambda: up.db(excluded), 60, "the exclusion applied", interval=0.5)
+    result = up.dla("include", "lift.example", "--reason", "not spam after all")
+    assert result.returncode == 0, result.stderr
+    assert "lift of the exclusion of lift.example sent" in result.stdout
+    wait_for(lambda: not up.db(excluded), 60, "the exclusion lifted", interval=0.5)
+    audit = "SELECT action, reason, outcome FROM admin_audit WHERE target = 'lift.example'"
+    assert up.db(audit + " ORDER BY id") == [
+        ("exclude", "spam", "done"),
+        ("include", "not spam after all", "done"),
+    ]

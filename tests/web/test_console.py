@@ -22,7 +22,7 @@ import pytest
 from services.web.console import session
 from services.web.state import WebState
 from services.writer.db import open_db
-from shared.messages import TakedownCommand, UndoTakedownCommand
+from shared.messages import ExcludeCommand, TakedownCommand, UndoTakedownCommand
 from testkit.writer_harness import Harness
 from tests.web.conftest import client_for, web_settings
 from tests.writer.test_moderation import captured
@@ -33,6 +33,7 @@ FORMS = (
     "/admin/takedowns/takedown",
     "/admin/takedowns/undo",
     "/admin/takedowns/exclude",
+    "/admin/takedowns/include",
     "/admin/queue/retry",
     "/admin/queue/backfill",
     "/admin/liveness/check",
@@ -285,3 +286,29 @@ def test_the_console_sends_no_command_of_its_own() -> None:
     names = set(vars(routes))
     assert "publish" not in names and not any(n.startswith("CMD_") for n in names)
     assert vars(routes)["actions"].__name__ == "services.web.admin_actions"
+
+
+async def test_an_exclusion_is_lifted_from_its_row_only_if_an_admin_made_it(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    c, h, _ = held
+    h.apply(
+        ExcludeCommand(
+            domain="spam.example", reason="spam", admin="alice", request_id="e1", requested_at=h.now
+        )
+    )
+    r = await c.post("/admin/include", json={"domain": "other.example"}, headers=BEARER)
+    assert r.status_code == 409 and "other.example is not excluded by an admin" in r.json()["error"]
+    r = await c.post("/admin/include", json={"domain": "Spam.Example."}, headers=BEARER)
+    assert r.status_code == 503  # checked and sent on: no message bus here
+    csrf = await log_in(c)
+    page = (await c.get("/admin/takedowns", headers=HTML)).text
+    assert 'action="/admin/takedowns/include"' in page
+    assert 'name="domain" value="spam.example"' in page
+    form = {"domain": "web.archive.org", "csrf": csrf}  # EXCLUDE_DOMAINS', not an admin's
+    r = await c.post("/admin/takedowns/include", data=form, headers=HTML)
+    assert r.status_code == 409 and "EXCLUDE_DOMAINS" in r.text
+    r = await c.post(
+        "/admin/takedowns/include", data=form | {"domain": "spam.example"}, headers=HTML
+    )
+    assert r.status_code == 503 and "cannot take requests right now" in r.text

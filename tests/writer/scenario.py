@@ -24,6 +24,7 @@ from shared.messages import (
     ExternalAnswer,
     ExternalArchiveResult,
     FeedGap,
+    IncludeCommand,
     LivenessCheck,
     LivenessResult,
     Message,
@@ -229,7 +230,8 @@ def recapture_messages(job: dict) -> list[Message]:
 
 
 def admin_messages(link_id: int) -> list[Message]:
-    """An admin's decisions: take one link down, exclude a domain, retry failures."""
+    """An admin's decisions: take one link down, exclude a domain, lift an exclusion no admin
+    made (refused: the excluded domain stays), retry failures."""
     return [
         TakedownCommand(
             link_id=link_id,
@@ -241,5 +243,6 @@ def admin_messages(link_id: int) -> list[Message]:
         ExcludeCommand(
             domain="blog.example", reason="spam", admin="alice", request_id="e1", requested_at=T0
         ),
+        IncludeCommand(domain="other.example", admin="alice", request_id="i1", requested_at=T0),
         RetryCommand(admin="alice", request_id="y1", requested_at=T0),
     ]

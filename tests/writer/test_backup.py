@@ -7,7 +7,8 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ from shared.s3 import ObjectStore
 from testkit.live_writer import REPO, LiveWriter, publish_all
 from testkit.writer_harness import T0, Harness, dump, occ, post
 from tests.writer.scenario import capture_messages, feed_messages
-from tests.writer.test_moderation import takedown
+from tests.writer.test_backup_rows import rows_of_link
+from tests.writer.test_moderation import NOT_THE_LINK, captured, takedown, undo
 
 pytestmark = pytest.mark.integration
 
@@ -82,7 +84,9 @@ async def test_a_restored_backup_still_refuses_a_url_taken_down(
 ) -> None:
     url = "https://news.example/owls/where-they-nest"
     source = settings_for(tmp_path / "a", s3_env)
+    # purged at once (no undo window): neither file of the backup keeps a row of the link
     h = Harness(open_db(source.db_path))
+    h.policy = replace(h.policy, takedown_undo=timedelta(0))
     h.apply(SubmitCommand(url=url, request_id="s1", requested_at=T0))
     h.apply(takedown(h.one("SELECT id FROM links")))
     await backup.backup(source, DAY)
@@ -200,3 +204,49 @@ async def test_a_restore_onto_an_empty_disk_keeps_the_audit_undo_windows_and_lin
     new = "SELECT id FROM links WHERE original_url = 'https://ids.example/new'"
     writer.wait_for(lambda: writer.query(new), 60, "the link submitted after the restore")
     assert writer.query(new)[0][0] > max(ids)
+
+
+async def test_a_takedown_backed_up_in_its_window_is_undone_after_a_restore_onto_an_empty_disk(
+    tmp_path: Path, s3_env: dict, nats_url: str, live_writer: Callable[..., LiveWriter]
+) -> None:
+    day, date = datetime(2026, 3, 8, 9, tzinfo=UTC), "2026-03-08"
+    s3_env = {**s3_env, "S3_PREFIX": "held/"}  # (other tests' link prefixes raise the id mark)
+    source = settings_for(tmp_path / "a", s3_env)
+    h = Harness(open_db(source.db_path), now=datetime.now(UTC))  # the live writer's clock
+    job = captured(h, "https://x.com/u/status/77")
+    link_id, key = job["link_id"], h.one("SELECT s3_key FROM archive_artifacts")
+    async with ObjectStore(source) as store:
+        await store.ensure_bucket()
+        await store.put_bytes(key, b"<p>owls</p>", "text/html")
+    before = dump(h.conn, skip=NOT_THE_LINK)
+    h.apply(takedown(link_id))
+    await backup.backup(source, day)
+    h.conn.close()
+    public = tmp_path / "public.sqlite3"
+    async with ObjectStore(source) as store:
+        public.write_bytes(
+            gzip.decompress(await store.get_bytes(f"db-backups/{date}/archive.sqlite3.gz"))
+        )
+    published = sqlite3.connect(public)
+    try:  # nothing of the link in the publishable copy (the forum's post quotes its URL)
+        assert set(rows_of_link(published, link_id).values()) == {0}
+    finally:
+        published.close()
+    assert b"barn owls" not in public.read_bytes() and b"court order" not in public.read_bytes()
+
+    target = tmp_path / "b"  # an empty disk
+    done = restore_cli(target, s3_env, "--date", date)
+    assert done.returncode == 0, done.stderr
+    writer = live_writer(target, nats_url, s3_env).start()
+    await publish_all(nats_url, [undo(link_id)])
+    audit = "SELECT action, admin, outcome FROM admin_audit ORDER BY id"
+    writer.wait_for(lambda: len(writer.query(audit)) == 2, 60, "the undo applied")
+    assert writer.query(audit) == [("takedown", "alice", "done"), ("undo", "bob", "done")]
+    writer.stop()
+    restored = sqlite3.connect(f"file:{writer.db_path}?mode=ro", uri=True)
+    try:
+        assert dump(restored, skip=NOT_THE_LINK) == before  # shown again exactly as before
+    finally:
+        restored.close()
+    async with ObjectStore(source) as store:  # its files were kept for the undo
+        assert await store.get_bytes(key) == b"<p>owls</p>"

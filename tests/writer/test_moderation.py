@@ -8,13 +8,14 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from services.writer import backup, moderation
+from services.writer import backup, backup_rows, moderation
 from services.writer.clock import iso
 from services.writer.housekeeping import Housekeeping
 from services.writer.settings import WriterSettings
 from shared.hooks.records import ArtifactRecord, MetadataRecord, TextRecord
 from shared.messages import (
     ExcludeCommand,
+    IncludeCommand,
     RetryCommand,
     SubmitCommand,
     TakedownCommand,
@@ -204,6 +205,56 @@ def test_exclude_blocks_the_domain_and_drops_its_queued_jobs(h: Harness) -> None
     ]
 
 
+def exclude(domain: str, rid: str) -> ExcludeCommand:
+    return ExcludeCommand(
+        domain=domain, reason="spam", admin="bob", request_id=rid, requested_at=T0
+    )
+
+
+def include(domain: str, rid: str) -> IncludeCommand:
+    return IncludeCommand(
+        domain=domain, reason="not spam", admin="alice", request_id=rid, requested_at=T0
+    )
+
+
+def test_an_exclusion_lifted_captures_the_domain_again_from_then_on(h: Harness) -> None:
+    h.apply(post("g1", occ("https://blocked.example/a")))
+    h.apply(exclude("blocked.example", "e1"))
+    assert h.tuples("SELECT status, last_error FROM archive_jobs") == [
+        ("failed", "domain blocked.example excluded")
+    ]
+    h.apply(include("blocked.example", "i1"))
+    assert h.one("SELECT count(*) FROM excluded_domains") == 0
+    # what the exclusion failed stays failed; a new post of the domain is captured
+    assert h.jobs("queued") == []
+    h.apply(post("g2", occ("https://blocked.example/b")))
+    assert [j["link_id"] for j in h.jobs("queued")] == [2]
+    # and a retry of the domain queues the link it failed
+    h.apply(RetryCommand(domain="blocked.example", admin="alice", request_id="r1", requested_at=T0))
+    assert sorted(j["link_id"] for j in h.jobs("queued")) == [1, 2]
+    h.apply(include("blocked.example", "i1"))  # the same request again: audited once
+    assert h.tuples("SELECT action, target, reason, admin, outcome FROM admin_audit") == [
+        ("exclude", "blocked.example", "spam", "bob", "done"),
+        ("include", "blocked.example", "not spam", "alice", "done"),
+        ("retry", "blocked.example", "", "alice", "done"),
+    ]
+
+
+def test_lifting_an_exclusion_no_admin_made_is_refused_and_a_parent_one_still_holds(
+    h: Harness,
+) -> None:
+    h.apply(exclude("example.org", "e1"), exclude("sub.example.org", "e2"))
+    h.apply(include("other.example", "i1"), include("sub.example.org", "i2"))
+    assert h.tuples("SELECT outcome, detail FROM admin_audit WHERE action = 'include'") == [
+        ("rejected", "not excluded"),
+        ("done", "lifted, but example.org is still excluded (it covers sub.example.org)"),
+    ]
+    h.apply(post("g1", occ("https://sub.example.org/a")))
+    assert h.tuples("SELECT status, reason FROM archive_jobs") == [
+        ("skipped_policy", "domain example.org excluded")
+    ]
+
+
 def test_retry_queues_failed_links_of_a_domain(h: Harness) -> None:
     h.policy = replace(h.policy, max_attempts=1)
     for n, url in enumerate(["https://a.example/1", "https://b.example/2"]):
@@ -261,7 +312,7 @@ def test_the_publishable_backup_leaves_out_taken_down_links_and_the_audit(
         and any("status/8" in repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
     ]
     private = [
-        conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in backup.PRIVATE_TABLES
+        conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in backup_rows.PRIVATE_TABLES
     ]
     conn.close()
     assert private == [0, 0, 0]

@@ -1,6 +1,6 @@
-"""`dla exclude`, `dla takedown`, `dla undo`: an admin's decisions, kept in the audit table;
-`dla audit`: that table, read or exported. Each calls the admin route the console's form
-calls too, so both send the same writer command."""
+"""`dla exclude`, `dla include`, `dla takedown`, `dla undo`: an admin's decisions, kept in
+the audit table; `dla audit`: that table, read or exported. Each calls the admin route the
+console's form calls too, so both send the same writer command."""
 
 from __future__ import annotations
 
@@ -27,6 +27,19 @@ def register(app: typer.Typer) -> None:
         with stack_client() as client:
             r = client.post_json("/admin/exclude", {"domain": domain, "reason": reason})
         out.print(f"{r.get('domain', domain)} excluded ({r.get('request_id')})")
+
+    @app.command()
+    def include(
+        domain: Annotated[str, typer.Argument(help="The domain excluded (`dla exclude`).")],
+        reason: Annotated[str, typer.Option(help="Why (kept in the audit table).")] = "",
+    ) -> None:
+        """Lift the exclusion of a domain: its links are captured again from now on (those it
+        failed stay failed: `dla retry --domain` queues them) (admin)."""
+        with stack_client() as client:
+            r = client.post_json("/admin/include", {"domain": domain, "reason": reason})
+        out.print(
+            f"lift of the exclusion of {r.get('domain', domain)} sent ({r.get('request_id')})"
+        )
 
     @app.command()
     def takedown(

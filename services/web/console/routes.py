@@ -35,6 +35,8 @@ DONE = {
     "undo": "The undo of link {id} was sent: the link is shown again as soon as the writer"
     " applies it.",
     "exclude": "The exclusion was sent: links of that domain are no longer captured.",
+    "include": "The exclusion was lifted: links of that domain are captured again from now on"
+    " (retry the failed ones from the queue page).",
     "retry": "The retry was sent: the failed links are queued again.",
     "check": "A check of link {id}'s original was asked for.",
 }
@@ -301,6 +303,12 @@ async def _exclude(state: WebState, admin: str, fields: dict[str, str]) -> str:
     return "done=exclude"
 
 
+async def _include(state: WebState, admin: str, fields: dict[str, str]) -> str:
+    domain = fields.get("domain", "")[:253]
+    await actions.include(state, domain, fields.get("reason", "")[:2000], admin)
+    return "done=include"
+
+
 async def _retry(state: WebState, admin: str, fields: dict[str, str]) -> str:
     await actions.retry(state, fields.get("domain", "")[:253] or None, None, admin)
     return "done=retry"
@@ -315,6 +323,7 @@ FORMS: dict[str, tuple[str, Callable[[WebState, str, dict[str, str]], Awaitable[
     "/takedowns/takedown": ("takedowns", _take_down, "Take a link down (`dla takedown`)."),
     "/takedowns/undo": ("takedowns", _undo, "Undo a takedown in its window (`dla undo`)."),
     "/takedowns/exclude": ("takedowns", _exclude, "Exclude a domain (`dla exclude`)."),
+    "/takedowns/include": ("takedowns", _include, "Lift an exclusion (`dla include`)."),
     "/queue/retry": ("queue", _retry, "Queue failed links again (`dla retry [--domain]`)."),
     "/liveness/check": ("liveness", _check, "Check a link's original now (`dla check`)."),
 }
