@@ -36,13 +36,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bench.bench_stack import GEN_SITE, SITE_HOST, bench_site, wait_started
+from bench.bench_stack import GEN_SITE, SITE_HOST, bench_env, bench_site, wait_started
 from bench.report import write_section
-from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
-from testkit.stack_env import own_engines_env
 
 STAGES = ("poll -> post stored", "-> job queued", "-> job sent", "-> first hook", "hooks",
           "-> archived")  # fmt: skip
@@ -145,13 +143,7 @@ def main() -> int:
                 "Content-Type": "application/rss+xml"})  # fmt: skip
 
         forum.routes["/posts.rss"] = rss
-        (web_port,) = free_ports(1)
-        env = own_engines_env()
-        env.update(
-            RSS_URL=f"{forum.base}/posts.rss", POLL_INTERVAL_SECONDS="1",
-            ALLOW_PRIVATE_TARGETS="true", ARCHIVE_MODE="all", WEB_PORT=str(web_port),
-            LOG_LEVEL="WARNING",
-        )  # fmt: skip
+        env = bench_env(forum)
         stack = Stack(data_dir=work / "data", env=env)
         db_path = work / "data" / "archive.sqlite3"
         try:

@@ -187,6 +187,19 @@ def wait_started(quiet: float = 0.1, most: float = 60.0) -> float:
     return time.monotonic() - t0
 
 
+def bench_env(forum: FixtureServer, **extra: str) -> dict[str, str]:
+    """The stack's environment for a benchmark: engines of its own, the fixture forum polled
+    every second, loopback targets allowed, every link archived, a free web port."""
+    (web_port,) = free_ports(1)
+    env = own_engines_env()
+    env.update(
+        RSS_URL=f"{forum.base}/posts.rss", POLL_INTERVAL_SECONDS="1",
+        ALLOW_PRIVATE_TARGETS="true", ARCHIVE_MODE="all", WEB_PORT=str(web_port),
+        LOG_LEVEL="WARNING", **extra,
+    )  # fmt: skip
+    return env
+
+
 def wait_answers(stack: Stack, most: float = 300.0) -> float:
     """Wait until every service's /healthz answers 200 (the web's on WEB_PORT); returns the
     monotonic time it did (or gave up)."""
@@ -374,13 +387,7 @@ def run_one(args: argparse.Namespace) -> int:
             return Reply(body, headers={"Content-Type": "application/rss+xml"})
 
         forum.routes["/posts.rss"] = rss
-        (web_port,) = free_ports(1)
-        env = own_engines_env()
-        env.update(
-            RSS_URL=f"{forum.base}/posts.rss", POLL_INTERVAL_SECONDS="1",
-            ALLOW_PRIVATE_TARGETS="true", ARCHIVE_MODE="all", WEB_PORT=str(web_port),
-            PER_DOMAIN_CONCURRENCY=str(args.per_domain), LOG_LEVEL="WARNING",
-        )  # fmt: skip
+        env = bench_env(forum, PER_DOMAIN_CONCURRENCY=str(args.per_domain))
         if args.noop_plugins:
             env["PLUGINS_DIR"] = str(noop_plugins(work / "plugins", args.noop_plugins))
         stack = Stack(data_dir=work / "data", env=env)

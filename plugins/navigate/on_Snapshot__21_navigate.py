@@ -5,6 +5,8 @@ redirect chain, whether a document loaded, what the target policy refused and wh
 egress proxy could not reach (`failed`), the page's response log and events so far, and how
 many of the page's own requests failed (`subresources`, `failed_subresources`: an ad server
 that does not answer is counted there and in the result's summary, and fails nothing).
+When a probe after the navigation fails (the meta tags or the wall check of a page whose
+scripts hang), the navigation record is still written, with the probe's `probe_error`.
 Prints a Snapshot record with the final URL. A loaded page is then waited for until it
 settles (NAVIGATE_SETTLE_MS, NAVIGATE_QUIET_MS; the archiver's `settle` operation), so what
 a script renders after the load event is in every later capture; navigate.json's `settle`
@@ -148,6 +150,7 @@ def main() -> int:
     quiet_ms = int(settings["NAVIGATE_QUIET_MS"])
     respect = bool(settings["NAVIGATE_RESPECT_NO_ARCHIVE"])
     why: str | None = None
+    nav: dict[str, Any] | None = None
     try:
         with pc.PageClient() as page:
             nav = page.navigate(url, timeout=timeout, wait_until=wait_until)
@@ -160,6 +163,9 @@ def main() -> int:
             wall = wall_of(page, nav, url, timeout) if why is None else None
     except pc.PageError as exc:
         print(f"navigate: {exc}", file=sys.stderr)
+        if nav is not None:  # a probe after the navigation failed: keep what the page did
+            probe = {"code": exc.code, "message": exc.message[:500]}
+            Path("navigate.json").write_text(json.dumps({**nav, "probe_error": probe}, indent=1))
         if exc.code == pc.E_NO_BROWSER:
             emit(ArchiveResultRecord(status="skipped", output_str=exc.message,
                                      error_code="E_NAVIGATE_NO_BROWSER"))  # fmt: skip
