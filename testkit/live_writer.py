@@ -124,8 +124,9 @@ async def writer_idle(nats_url: str) -> bool:
     return all([await consumer_idle(nats_url, c.stream.name, c.durable) for c in WRITER_CONSUMERS])
 
 
-async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 500) -> None:
-    """Publish every message (with its msg id) and wait until JetStream stored each."""
+async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 100) -> None:
+    """Publish every message (with its msg id) and wait until JetStream stored each, `chunk`
+    at a time (500 at once passed bus.publish's 5 s ack bound at load 8)."""
     nc = await bus.connect(nats_url, "test-publisher")
     js = nc.jetstream()
     try:
