@@ -8,6 +8,7 @@ import asyncio
 import os
 import ssl
 import threading
+import time
 from collections.abc import Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -91,6 +92,21 @@ def chromium_pids() -> list[int]:
         for pid in proctree.descendants(os.getpid())
         if pid != os.getpid() and proctree.exe_name(pid).startswith("chrom")
     ]
+
+
+def new_chromium_pids(before: list[int]) -> list[int]:
+    """Chromium processes of this test process that were not there `before`. A process of
+    `before` that has ended meanwhile (another test's browser finishing) is no leak."""
+    return sorted(set(chromium_pids()) - set(before))
+
+
+def assert_no_chromium_leak(before: list[int], bound_s: float = 20.0) -> None:
+    """Wait up to `bound_s` (a bound, not a timing: a killed browser's processes take
+    seconds to end at load 8) for every Chromium process started since `before` to end."""
+    deadline = time.monotonic() + bound_s
+    while (left := new_chromium_pids(before)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"Chromium processes leaked: {left}"
 
 
 @pytest.fixture(scope="session")

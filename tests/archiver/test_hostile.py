@@ -20,7 +20,14 @@ import pytest
 from services.archiver.browser import BrowserLimits
 from services.archiver.egress import EgressPolicy
 from shared.targets import IpAddress, refused_address
-from testkit.browser import TEST_BROWSER, BrowserHarness, Collect, chromium_pids, run_hooks
+from testkit.browser import (
+    TEST_BROWSER,
+    BrowserHarness,
+    Collect,
+    assert_no_chromium_leak,
+    chromium_pids,
+    run_hooks,
+)
 from tests.archiver.hostile_site import HostileSite
 
 pytestmark = pytest.mark.integration
@@ -47,7 +54,7 @@ def leak_check() -> Iterator[list[int]]:
     """Chromium processes of this test process before the module; checked after it."""
     before = chromium_pids()
     yield before
-    assert sorted(chromium_pids()) == sorted(before), "Chromium processes leaked"
+    assert_no_chromium_leak(before)
 
 
 @pytest.fixture(scope="module")

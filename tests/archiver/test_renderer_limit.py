@@ -21,7 +21,13 @@ from services.archiver.browser import RENDERER_KILLS, BrowserLimits
 from services.archiver.renderers import RendererWatch
 from shared import processes as proctree
 from shared.pageclient import E_RESOURCE_LIMIT, SOCKET_ENV, PageClient, PageError
-from testkit.browser import BrowserHarness, Collect, chromium_pids, run_hooks
+from testkit.browser import (
+    BrowserHarness,
+    Collect,
+    assert_no_chromium_leak,
+    chromium_pids,
+    run_hooks,
+)
 from tests.archiver.hostile_site import HostileSite
 
 MB = 1024 * 1024
@@ -45,7 +51,7 @@ def harness() -> Iterator[BrowserHarness]:
         yield h
     finally:
         h.stop()
-        assert sorted(chromium_pids()) == sorted(before), "Chromium processes leaked"
+        assert_no_chromium_leak(before)
 
 
 @pytest.fixture(scope="module")
