@@ -95,9 +95,13 @@ def chromium_pids() -> list[int]:
 
 
 def new_chromium_pids(before: list[int]) -> list[int]:
-    """Chromium processes of this test process that were not there `before`. A process of
-    `before` that has ended meanwhile (another test's browser finishing) is no leak."""
-    return sorted(set(chromium_pids()) - set(before))
+    """Chromium processes of this test process that were not there `before` and do not
+    descend from one that was. A browser still running from an earlier test (a session's
+    warm browser) may start a renderer at any time, and one of `before` that has ended
+    meanwhile is no leak either."""
+    table = proctree.parents()
+    older = {p for b in before for p in proctree.descendants(b, table)} | set(before)
+    return sorted(set(chromium_pids()) - older)
 
 
 def assert_no_chromium_leak(before: list[int], bound_s: float = 20.0) -> None:
