@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from shared.errors import ConfigError
-from shared.links.domains import registrable_domain
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook may run when neither `<PLUGIN>_TIMEOUT` nor `TIMEOUT` says otherwise."""
@@ -86,6 +85,10 @@ class PluginConfig:
         """Whether its hooks run for a link (its registrable domain is one of `domains`)."""
         if not self.domains:
             return True
+        # imported here: a hook reading its settings never needs the link rules (tldextract
+        # and requests are ~13 MB a hook host would otherwise hold: shared/hooks/host.py)
+        from shared.links.domains import registrable_domain
+
         host = (urlsplit(url).hostname or "").lower()
         return registrable_domain(host) in self.domains
 

@@ -33,6 +33,9 @@ from shared.hooks import limits
 
 MAX_MESSAGE = 1024 * 1024
 """Largest request (argv + env) the host accepts."""
+READY_MAX = 160 * 1024
+"""Largest `ready` message (within a socket's default send buffer, 208 KB); a host whose
+module list is longer says only that it is ready, and no hook is routed to it by that list."""
 
 
 def _exit_code(code: object) -> int:
@@ -147,7 +150,10 @@ def serve(sock: socket.socket) -> None:
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ)
     sel.register(wake_r, selectors.EVENT_READ)
-    _send(sock, {"ready": os.getpid()})
+    ready = json.dumps({"ready": os.getpid(), **_held()}).encode()
+    if len(ready) > READY_MAX:  # past what one datagram may carry: say ready, hold nothing
+        ready = json.dumps({"ready": os.getpid()}).encode()
+    sock.send(ready)
     while True:
         for key, _ in sel.select():
             if key.fileobj == wake_r:
@@ -161,6 +167,18 @@ def serve(sock: socket.socket) -> None:
                 return
             _spawn(sock, json.loads(msg), fds, children)
         _reap(sock, children)
+
+
+def _held() -> dict[str, Any]:
+    """What the host holds, for the client's routing (`shared.hooks.hook_imports`): every
+    loaded module's name, and each loaded package's folders."""
+    packages: dict[str, list[str]] = {}
+    for name, module in list(sys.modules.items()):
+        with contextlib.suppress(Exception):  # a lazy module may refuse the attribute
+            path = getattr(module, "__path__", None)
+            if path is not None:
+                packages[name] = [str(p) for p in path]
+    return {"modules": sorted(sys.modules), "packages": packages}
 
 
 def _fds(level: int, kind: int, data: bytes) -> list[int]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from shared.hooks.discovery import HookSpec
-from shared.hooks.host import HookHost
+from shared.hooks.host import HostPool
 from shared.hooks.limits import HookLimits
 from shared.hooks.records import ArchiveResultRecord, BinaryRecord, HookRecord
 from shared.hooks.retry import MAX_ATTEMPTS
@@ -70,7 +70,7 @@ class RunContext:
     attempt: int
     observer: HookObserver
     kill_grace: float
-    host: HookHost | None
+    host: HostPool | None
     binaries: Mapping[str, BinaryRecord] | None
     background_tasks: set[asyncio.Task[object]] = field(default_factory=set)
     max_attempts: int = MAX_ATTEMPTS

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import ArchiverError
+from shared.hooks.hook_imports import held_by, imported_modules
 from shared.hooks.limits import HookLimits
 from shared.hooks.spawn import HookProcess
 
@@ -79,8 +80,32 @@ itself pays for it on every run: httpx ~100 ms, shared.content (trafilatura,
 readability-lxml, jusText, lxml, nh3) ~500 ms, shared.fetching and shared.content.video
 (which pull in shared.links: tldextract, the pydantic message models) 250-550 ms. A module
 that fails to import only costs speed."""
+LIGHT_PRELOAD: tuple[str, ...] = (
+    "argparse",
+    "asyncio",
+    "json",
+    "pathlib",
+    "subprocess",
+    "urllib.parse",
+    "hashlib",
+    "shared.content.no_archive",
+    "shared.content.walls",
+    "shared.errors",
+    "shared.hooks.config",
+    "shared.hooks.error_codes",
+    "shared.hooks.records",
+    "shared.pageclient",
+)
+"""The light host's preload: what the browser's hooks (navigate, dismiss, scroll,
+screenshot, pdf, dom, traffic) and a plain hook need. Forking a process costs in proportion
+to its memory (its page tables are copied, then torn down at the child's exit): ~17 ms of
+CPU from the full host's ~65 MB of private memory, about half that from this one, and a
+capture forks a dozen hooks. `HostPool` sends each hook to the light host when it holds
+every module the hook imports (`shared.hooks.hook_imports`), else to the full one."""
 START_TIMEOUT = 20.0
 """Seconds the host may take to import its preload and say ready."""
+MAX_MESSAGE = 4 * 1024 * 1024
+"""Largest message read from a host (its `ready` lists every module it holds)."""
 
 
 class HostError(ArchiverError):
@@ -100,6 +125,10 @@ class HookHost:
         """Spawn requests waiting for the host's answer, by request id."""
         self._exits: dict[int, asyncio.Future[int]] = {}
         self._ready: asyncio.Future[int] | None = None
+        self.modules: frozenset[str] = frozenset()
+        """Names of the modules the running host holds (it says so when ready)."""
+        self.packages: dict[str, list[str]] = {}
+        """The folders of each package it holds."""
 
     @property
     def usable(self) -> bool:
@@ -144,7 +173,7 @@ class HookHost:
         assert self._sock is not None
         while True:
             try:
-                data = self._sock.recv(65536)
+                data = self._sock.recv(MAX_MESSAGE)
             except BlockingIOError:
                 return
             except OSError:
@@ -156,6 +185,8 @@ class HookHost:
 
     def _handle(self, msg: dict[str, Any]) -> None:
         if "ready" in msg and self._ready is not None and not self._ready.done():
+            self.modules = frozenset(msg.get("modules", ()))
+            self.packages = {str(k): list(v) for k, v in msg.get("packages", {}).items()}
             self._ready.set_result(int(msg["ready"]))
         elif "id" in msg:
             fut = self._spawns.pop(int(msg["id"]), None)
@@ -250,27 +281,100 @@ class HookHost:
             self._proc = None
 
 
-_shared: HookHost | None = None
+class HostPool:
+    """The light and the full host; `spawn()` forks a hook from the light one when it holds
+    everything the hook imports, else from the full one (or whichever still runs)."""
+
+    def __init__(self, light: HookHost | None, full: HookHost | None) -> None:
+        self.light = light
+        self.full = full
+
+    @property
+    def usable(self) -> bool:
+        """True while either host runs."""
+        return any(h is not None and h.usable for h in (self.light, self.full))
+
+    def host_for(self, hook: Path) -> HookHost | None:
+        """The host a hook file is forked from (None: neither runs)."""
+        light, full = self.light, self.full
+        if light is not None and light.usable:
+            needs = imported_modules(hook)
+            if held_by(needs, light.modules, light.packages):
+                return light
+        if full is not None and full.usable:
+            return full
+        return light if light is not None and light.usable else None
+
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        limits: HookLimits | None = None,
+    ) -> HookProcess:
+        """`HookHost.spawn` on the host `host_for(argv[0])` picks."""
+        host = self.host_for(Path(argv[0]))
+        if host is None:
+            raise HostError("no hook host is running")
+        return await host.spawn(argv, cwd, env, stdout, stderr, limits)
+
+    def close(self) -> None:
+        """Stop both hosts."""
+        for host in (self.light, self.full):
+            if host is not None:
+                host.close()
 
 
-async def shared_host() -> HookHost | None:
-    """The process-wide host, started on first use; None (fall back to exec) if it fails."""
-    global _shared
-    if _shared is not None and _shared.usable:
-        _shared._bind()
-        return _shared
-    host = HookHost()
+_shared: HostPool | None = None
+
+
+async def _started(preload: Sequence[str]) -> HookHost | None:
+    host = HookHost(preload)
     try:
         await host.start()
     except HostError as e:
-        log.warning("%s; Python hooks will be exec'd", e)
+        log.warning("%s", e)
         return None
-    _shared = host
+    return host
+
+
+async def shared_host() -> HostPool | None:
+    """The process-wide pair of hosts, started on first use; a host found not running is
+    started again (the other, and the hooks it runs, are left alone). None (Python hooks
+    are exec'd) if neither runs."""
+    global _shared
+    pool = _shared or HostPool(None, None)
+    light, full = pool.light, pool.full
+    dead_light = light is None or not light.usable
+    dead_full = full is None or not full.usable
+    for host, dead in ((light, dead_light), (full, dead_full)):
+        if dead and host is not None:
+            host.close()  # reaps it
+    if dead_light or dead_full:
+        started = await asyncio.gather(
+            _started(LIGHT_PRELOAD) if dead_light else _alive(light),
+            _started(DEFAULT_PRELOAD) if dead_full else _alive(full),
+        )
+        pool = HostPool(*started)
+    for host in (pool.light, pool.full):
+        if host is not None:
+            host._bind()
+    if not pool.usable:
+        log.warning("no hook host started; Python hooks will be exec'd")
+        _shared = None
+        return None
+    _shared = pool
+    return pool
+
+
+async def _alive(host: HookHost | None) -> HookHost | None:
     return host
 
 
 def close_shared_host() -> None:
-    """Stop the process-wide host (e.g. at worker shutdown)."""
+    """Stop the process-wide hosts (e.g. at worker shutdown)."""
     global _shared
     if _shared is not None:
         _shared.close()
