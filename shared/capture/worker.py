@@ -31,6 +31,7 @@ from shared.capture.metrics import JOB_SECONDS, JOBS_DONE
 from shared.capture.slots import SlotPolicy, Slots, host_of
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
+from shared.hooks.host import shared_host
 from shared.hooks.reads import plugin_reads, with_related
 from shared.hooks.records import ArchiveResultRecord, BinaryRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, discover_hooks, run_snapshot
@@ -223,6 +224,8 @@ async def run_worker(
             level = logging.INFO if b.status == "succeeded" else logging.WARNING
             log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
         await report_binaries(cfg, js, cfg.binaries)
+    # the hook hosts start now, beside the subscription, not in the first job's time
+    warming = asyncio.create_task(shared_host(), name="hook-hosts")
     sub = await bus.pull_subscribe(js, cfg.consumer)
     slots = Slots(SlotPolicy(cfg.concurrency, cfg.long_job_s, cfg.max_long_jobs))
     running: set[asyncio.Task[None]] = set()
@@ -255,3 +258,5 @@ async def run_worker(
             for task in late:
                 task.cancel()
             await asyncio.wait(late)
+    if not warming.done():
+        warming.cancel()

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -340,10 +341,22 @@ async def _started(preload: Sequence[str]) -> HookHost | None:
     return host
 
 
+_starting: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+"""One start at a time (a worker warms the hosts while its first job may ask for them)."""
+
+
 async def shared_host() -> HostPool | None:
     """The process-wide pair of hosts, started on first use; a host found not running is
     started again (the other, and the hooks it runs, are left alone). None (Python hooks
     are exec'd) if neither runs."""
+    lock = _starting.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+    async with lock:
+        return await _shared_host()
+
+
+async def _shared_host() -> HostPool | None:
     global _shared
     pool = _shared or HostPool(None, None)
     light, full = pool.light, pool.full
