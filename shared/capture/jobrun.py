@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,9 +42,18 @@ class JobRun:
     """Streams one job attempt's records to the writer and uploads each hook's files."""
 
     def __init__(
-        self, cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, job: CaptureJob, run: int
+        self,
+        cfg: WorkerConfig,
+        js: JetStreamContext,
+        store: ObjectStore,
+        job: CaptureJob,
+        run: int,
+        on_release: Callable[[], None] = lambda: None,
     ) -> None:
         self.cfg, self.js, self.store, self.job, self.run = cfg, js, store, job, run
+        self.on_release = on_release
+        """Called when the run is done with the link's host (the worker's slots: a job of the
+        host fetched from now on is not held back by this one)."""
         self.folder = run_prefix(cfg.s3_prefix, job.link_id, job.snapshot_id, job.attempt, run)
         """Where this run's files go: a folder of its own unless it is the job's first."""
         self.seq = 0
@@ -75,6 +84,7 @@ class JobRun:
         if self.released:
             return
         self.released = True
+        self.on_release()
         try:
             await bus.publish(self.js, CAPTURE_RELEASED, HostReleased(**self.report_ids()))
         except BusError as exc:

@@ -57,6 +57,14 @@ class Slots:
         """A job ended."""
         self._running.pop(key, None)
 
+    def release(self, key: object) -> None:
+        """A job is done with its host (it told the writer, whose next job for that host may
+        arrive at once) but still holds its slot while it uploads: it no longer stalls its
+        host, however long it has run."""
+        if key in self._running:
+            started, _ = self._running[key]
+            self._running[key] = (started, "")
+
     def _is_long(self, started: float, now: float) -> bool:
         return self.policy.long_after_s > 0 and now - started >= self.policy.long_after_s
 

@@ -12,9 +12,11 @@ go to other hosts meanwhile (`shared/capture/slots.py`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import shutil
 import socket
+from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,12 +61,18 @@ def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[HookSpec]:
 
 
 async def process(
-    cfg: WorkerConfig, js: JetStreamContext, store: ObjectStore, msg: Msg, job: CaptureJob
+    cfg: WorkerConfig,
+    js: JetStreamContext,
+    store: ObjectStore,
+    msg: Msg,
+    job: CaptureJob,
+    on_release: Callable[[], None] = lambda: None,
 ) -> None:
     """Handle one accepted job message to its ack or nak: run its hooks, report the attempt
-    done (ack), or have it redelivered later when S3 or NATS failed (nak)."""
+    done (ack), or have it redelivered later when S3 or NATS failed (nak). `on_release` is
+    called once the job is done with its host (released to the writer, or reported done)."""
     run = msg.metadata.num_delivered if msg.metadata else 1
-    jr = JobRun(cfg, js, store, job, run)
+    jr = JobRun(cfg, js, store, job, run, on_release)
     out_dir = cfg.scratch_dir / f"{job.snapshot_id}-{job.attempt}-{run}"
     heartbeat = asyncio.create_task(bus.keep_in_progress(msg, cfg.consumer.ack_wait_s / 3))
     loop = asyncio.get_running_loop()
@@ -90,6 +98,10 @@ async def process(
         jr.forget_progress()
         JOB_SECONDS.labels(cfg.service).observe(loop.time() - started)
         shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _ended(slots: Slots, key: object, _: asyncio.Task[None]) -> None:
+    slots.end(key)
 
 
 async def accept(cfg: WorkerConfig, msg: Msg) -> CaptureJob | None:
@@ -150,6 +162,7 @@ async def report_done(
         records=jr.seq,
         retry_hooks=retry,
     )
+    jr.on_release()  # the writer may send the host's next job before the ack below returns
     await bus.publish(jr.js, CAPTURE_DONE, done)
     await msg.ack_sync()
     JOBS_DONE.labels(cfg.service, "retry" if retry else "succeeded").inc()
@@ -245,11 +258,14 @@ async def run_worker(
             if slots.stalled(host):
                 await defer(cfg, job, msg, host)
                 continue
-            task = asyncio.create_task(process(cfg, js, store, msg, job))
-            slots.start(task, host)
+            key = object()
+            task = asyncio.create_task(
+                process(cfg, js, store, msg, job, functools.partial(slots.release, key))
+            )
+            slots.start(key, host)
             running.add(task)
             task.add_done_callback(running.discard)
-            task.add_done_callback(slots.end)
+            task.add_done_callback(functools.partial(_ended, slots, key))
     if running:
         _, late = await asyncio.wait(running, timeout=cfg.stop_drain_s)
         if late:

@@ -76,3 +76,19 @@ def test_no_set_aside_still_stalls_the_host() -> None:
 )
 def test_host_is_the_registrable_domain(url: str, host: str) -> None:
     assert host_of(url) == host
+
+
+def test_a_long_job_done_with_its_host_stalls_it_no_more() -> None:
+    """A slow page's job told the writer it is done with the host (or reported itself done)
+    and still uploads: the host's next job, which the writer may send at once, is not held
+    back by it; the job still counts in the slots until it ends."""
+    s, clock = slots(concurrency=1, long_after_s=20, max_long=0)
+    s.start("a", "slow.example")
+    clock.now += 30
+    assert s.stalled("slow.example")
+    s.release("a")
+    assert not s.stalled("slow.example")
+    assert s.free() == 0 and s.long_jobs() == 1, "it holds its slot until it ends"
+    s.release("gone")  # a job already ended: nothing to do
+    s.end("a")
+    assert s.free() == 1
