@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-REAL_COMPONENTS = frozenset({"nats_url", "s3_env", "browser"})
+REAL_COMPONENTS = frozenset({"nats_url", "module_nats_url", "s3_env", "browser"})
 """The fixtures that start a real component (tests/conftest.py, testkit/browser.py); every
 fixture that starts more (a stack, a live writer) depends on one of them."""
 

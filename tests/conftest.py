@@ -36,6 +36,18 @@ def nats_url(tmp_path: Path) -> Iterator[str]:
         nats.child.stop(ENGINES_GRACE_S)
 
 
+@pytest.fixture(scope="module")
+def module_nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A nats-server with JetStream shared by one module's tests (each test's subjects,
+    streams or messages its own)."""
+    folder = tmp_path_factory.mktemp("nats")
+    nats = start_nats(folder / "nats", folder / "nats.log")
+    try:
+        yield nats.url
+    finally:
+        nats.child.stop(ENGINES_GRACE_S)
+
+
 @pytest.fixture(scope="session")
 def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """One SeaweedFS for the session: the env a service needs to reach it."""

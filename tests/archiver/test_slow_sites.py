@@ -1,10 +1,19 @@
 """Slow is not dead: a real archiver process (real NATS, SeaweedFS, Chromium) captures pages
-of a site whose every answer (document, style sheet, image, favicon) takes N seconds, one
-page after another as `dla add` would have them, and every page is archived with its
-screenshot. A subresource that takes longer than the bound is cut, but its host is not
-marked unresponsive (it answers, slowly), and the next page's own document waits for the
-navigation's timeout whatever mark its host carries. Each page also loads an image from a
-third-party host that accepts and never answers: that one is still cut (and marked)."""
+of sites whose every answer (document, style sheet, image, favicon) takes N seconds (2, 3, 5
+and 10), each site's pages one after another as `dla add` would have them, and every page is
+archived with its screenshot. A subresource that takes longer than the bound is cut, but its
+host is not marked unresponsive (it answers, slowly), and the next page's own document waits
+for the navigation's timeout whatever mark its host carries. Each page also loads an image
+from a third-party host that accepts and never answers: that one is still cut (and marked).
+
+The four sites are captured at the same time by the one archiver (ARCHIVER_CONCURRENCY=4,
+each site on its own host): the module waits ~the 10 s site's time instead of the sum of the
+four. Each delay's test reads its own site's captures, so a failure still names the delay.
+The deferral of a host's jobs while one of its jobs runs long is off here
+(ARCHIVER_LONG_JOB_SECONDS=0; tests/capture/test_worker.py tests it): a site's next page is
+sent when its previous capture's CaptureDone arrives, a moment before that job leaves its
+slot, so a page that took over 20 s had its next page deferred 20 s, and under load every
+site's first page takes that long."""
 
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
@@ -20,7 +30,6 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from services.supervisor.children import Child
-from services.supervisor.infra import start_nats
 from shared import bus
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
 from shared.messages import CaptureEvent, CaptureJob
@@ -30,12 +39,15 @@ from shared.subjects import JOB_CAPTURE
 from testkit.capture_results import collect
 from testkit.httpserver import FixtureServer, Reply, Route
 from testkit.rawserver import RawServer, silent
-from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
+from testkit.stack_env import own_engines_env
 
 pytestmark = pytest.mark.integration
 PAGES = 2
 """Pages of each slow site, captured one after the other: the first page's slow favicon
 and subresources must not cost the next page its document."""
+DELAYS = {2: "127.0.0.22", 3: "127.0.0.23", 5: "127.0.0.25", 10: "127.0.0.30"}
+"""Seconds every answer of a site takes -> the site's host (a host of its own: the sites run
+at once, and nothing one site's pages do to their host's standing touches another's)."""
 
 
 @dataclass
@@ -48,24 +60,23 @@ class Archiver:
 
 @pytest.fixture(scope="module")
 def archiver(
-    tmp_path_factory: pytest.TempPathFactory, s3_env: dict[str, str]
+    tmp_path_factory: pytest.TempPathFactory, s3_env: dict[str, str], module_nats_url: str
 ) -> Iterator[Archiver]:
     folder = tmp_path_factory.mktemp("slow-sites")
-    nats = start_nats(folder / "nats", folder / "nats.log")
     env = own_engines_env()
-    env.update(s3_env, NATS_URL=nats.url, DATA_DIR=str(folder / "data"),
-               ALLOW_PRIVATE_TARGETS="true", LOG_LEVEL="INFO")  # fmt: skip
+    env.update(s3_env, NATS_URL=module_nats_url, DATA_DIR=str(folder / "data"),
+               ALLOW_PRIVATE_TARGETS="true", LOG_LEVEL="INFO",
+               ARCHIVER_CONCURRENCY=str(len(DELAYS)), ARCHIVER_LONG_JOB_SECONDS="0")  # fmt: skip
     child: Child | None = None
     try:
-        asyncio.run(declare_streams(nats.url))
+        asyncio.run(declare_streams(module_nats_url))
         log = folder / "archiver.log"
         child = Child("archiver", [sys.executable, "-m", "services.archiver"], env, log).start()
-        yield Archiver(nats.url, env)
+        yield Archiver(module_nats_url, env)
         assert child.stop() == 0, log.read_text()[-3000:]
     finally:
         if child is not None:
             child.stop()
-        nats.child.stop(ENGINES_GRACE_S)
 
 
 async def declare_streams(nats_url: str) -> None:
@@ -102,35 +113,75 @@ def dead_ads() -> Iterator[RawServer]:
         yield s
 
 
-@pytest.fixture(params=[2, 3, 5, 10], ids=lambda d: f"{d}s")
-def slow_site(request: pytest.FixtureRequest, dead_ads: RawServer) -> Iterator[FixtureServer]:
-    """127.0.0.2 (a fresh port per delay): every answer takes `param` seconds."""
-    delay = float(request.param)
-    with FixtureServer("127.0.0.2") as site:
-        replies = {
-            "/site.css": Reply(b"h1 { color: #036 }", headers={"Content-Type": "text/css"}),
-            "/photo.png": Reply(b"not a png", headers={"Content-Type": "image/png"}),
-            "/favicon.ico": Reply(b"", headers={"Content-Type": "image/x-icon"}),
-            **{f"/page{n}": Reply(page(n, dead_ads.base)) for n in range(PAGES)},
-        }
-        site.routes.update({path: slowly(delay, reply) for path, reply in replies.items()})
-        yield site
+def slow_site(delay: float, host: str, ads: RawServer) -> FixtureServer:
+    """A site on `host` (a fresh port) whose every answer takes `delay` seconds."""
+    site = FixtureServer(host)
+    replies = {
+        "/site.css": Reply(b"h1 { color: #036 }", headers={"Content-Type": "text/css"}),
+        "/photo.png": Reply(b"not a png", headers={"Content-Type": "image/png"}),
+        "/favicon.ico": Reply(b"", headers={"Content-Type": "image/x-icon"}),
+        **{f"/page{n}": Reply(page(n, ads.base)) for n in range(PAGES)},
+    }
+    site.routes.update({path: slowly(delay, reply) for path, reply in replies.items()})
+    return site
 
 
-@pytest.mark.timeout(300)  # the first case starts the archiver; a 10 s site's page ~30 s
-async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
-    archiver: Archiver, slow_site: FixtureServer
-) -> None:
-    settings = CommonSettings.model_validate({k.lower(): v for k, v in archiver.env.items()})
+@dataclass
+class Site:
+    """A slow site and what its pages' captures published (a page's list, or the error
+    its capture ended in)."""
+
+    server: FixtureServer
+    pages: list[list[object]] | BaseException
+
+
+async def capture_pages(nats_url: str, site: FixtureServer) -> list[list[object]]:
+    """The site's pages captured one after the other: each page's job is sent once the
+    previous page's capture is done; the messages each capture published."""
+    pages = []
     for n in range(PAGES):
-        snapshot = f"slow-{slow_site.port}-{n}"
-        nc = await bus.connect(archiver.nats_url, "test")
-        job = CaptureJob(job_id=slow_site.port * PAGES + n, link_id=slow_site.port,
-                         snapshot_id=snapshot, url=f"{slow_site.base}/page{n}",
+        snapshot = f"slow-{site.port}-{n}"
+        nc = await bus.connect(nats_url, "test")
+        job = CaptureJob(job_id=site.port * PAGES + n, link_id=site.port,
+                         snapshot_id=snapshot, url=f"{site.base}/page{n}",
                          deadline=datetime.now(UTC) + timedelta(minutes=5))  # fmt: skip
         await bus.publish(nc.jetstream(), JOB_CAPTURE, job)
         await nc.close()
-        got = await collect(archiver.nats_url, 1, timeout=120, snapshot_id=snapshot)
+        pages.append(await collect(nats_url, 1, timeout=180, snapshot_id=snapshot))
+    return pages
+
+
+@pytest.fixture(scope="module")
+def slow_sites(archiver: Archiver, dead_ads: RawServer) -> Iterator[dict[int, Site]]:
+    """Every delay's site, all captured at once (each site's pages in turn)."""
+    with ExitStack() as servers:
+        sites = {
+            d: servers.enter_context(slow_site(float(d), host, dead_ads))
+            for d, host in DELAYS.items()
+        }
+
+        async def all_sites() -> list[list[list[object]] | BaseException]:
+            return await asyncio.gather(
+                *(capture_pages(archiver.nats_url, s) for s in sites.values()),
+                return_exceptions=True,
+            )
+
+        got = asyncio.run(all_sites())
+        yield {d: Site(s, g) for (d, s), g in zip(sites.items(), got, strict=True)}
+
+
+# the first case starts the archiver and captures every site: a 10 s site's page ~30 s
+@pytest.mark.timeout(420)
+@pytest.mark.parametrize("delay", list(DELAYS), ids=lambda d: f"{d}s")
+async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
+    archiver: Archiver, slow_sites: dict[int, Site], delay: int
+) -> None:
+    site = slow_sites[delay]
+    if isinstance(site.pages, BaseException):
+        raise site.pages
+    settings = CommonSettings.model_validate({k.lower(): v for k, v in archiver.env.items()})
+    assert len(site.pages) == PAGES
+    for n, got in enumerate(site.pages):
         records = [m.record for m in got if isinstance(m, CaptureEvent)]
         finals = {r.plugin: r for r in records
                   if isinstance(r, ArchiveResultRecord) and r.exit_code is not None}  # fmt: skip
@@ -141,7 +192,7 @@ async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
             assert (await store.get_bytes(keys["screenshot"])).startswith(b"\x89PNG")
             failed = json.loads(await store.get_bytes(keys["navigation"]))["failed"]
         # the slow host's late answers were cut, never refused for a mark; the dead one's not
-        slow = f"{slow_site.host}:{slow_site.port}"
+        slow = f"{site.server.host}:{site.server.port}"
         marked = [e for e in failed if e["origin"] == slow and "unanswered" in e["reason"]]
         assert marked == [], (n, marked)
         assert any(e["url"].endswith("/ad.png") for e in failed), (n, failed)

@@ -84,6 +84,21 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def serve_pages(site: FixtureServer, numbers: range) -> None:
+    for i in numbers:
+        body = f"<html><head><title>Page {i}</title></head><body>owl number {i}</body></html>"
+        site.routes[f"/page/{i}"] = Reply(body.encode())
+
+
+@pytest.fixture(scope="module")
+def other_pages() -> Iterator[FixtureServer]:
+    """127.0.0.4: the second half of the 20 pages. On one host, PER_DOMAIN_CONCURRENCY (1)
+    has them captured one at a time; on two, both of the archiver's slots work."""
+    with FixtureServer("127.0.0.4") as site:
+        serve_pages(site, range(PAGES // 2, PAGES))
+        yield site
+
+
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     tmp = tmp_path_factory.mktemp("owner")
@@ -91,9 +106,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
         forum.routes["/posts.rss"] = Reply(
             posts_rss(forum.base, []), headers={"Content-Type": "application/rss+xml"}
         )
-        for i in range(PAGES):
-            body = f"<html><head><title>Page {i}</title></head><body>owl number {i}</body></html>"
-            pages.routes[f"/page/{i}"] = Reply(body.encode())
+        serve_pages(pages, range(PAGES // 2))
         env = {"RSS_URL": f"{forum.base}/posts.rss", "POLL_INTERVAL_SECONDS": "5"}
         with dla_up(tmp, env, pages) as running:
             yield running
@@ -134,8 +147,9 @@ def dla_up(tmp: Path, settings: dict[str, str], pages: FixtureServer) -> Iterato
         proc.wait(30)
 
 
-def test_add_20_urls_reports_20_outcomes(up: Up) -> None:
-    urls = "".join(f"{up.pages.base}/page/{i}\n" for i in range(PAGES))
+def test_add_20_urls_reports_20_outcomes(up: Up, other_pages: FixtureServer) -> None:
+    sites = [up.pages] * (PAGES // 2) + [other_pages] * (PAGES - PAGES // 2)
+    urls = "".join(f"{site.base}/page/{i}\n" for i, site in enumerate(sites))
     result = up.dla("add", "-", "--json", "--timeout", "240", stdin=urls)
     assert "Traceback" not in result.stderr
     outcomes = json.loads(result.stdout)
@@ -267,8 +281,9 @@ def test_takedown_removes_a_link_from_everything(up: Up, tmp_path: Path) -> None
 
 
 def test_bad_input_gets_one_line_and_an_exit_code(up: Up, tmp_path: Path) -> None:
-    assert up.dla("show", "abc").returncode == 2
-    one_line_error(up.dla("show", "abc"))
+    result = up.dla("show", "abc")
+    assert result.returncode == 2
+    one_line_error(result)
     result = up.dla("takedown", "999999", "--reason", "x")
     assert result.returncode == 5 and "no link 999999" in one_line_error(result)
     result = up.dla("rearchive", "999999")

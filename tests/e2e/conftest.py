@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,20 +35,34 @@ class Forum:
         return f"{self.server.base}/posts.rss"
 
 
-@pytest.fixture
-def outside_web() -> Iterator[FixtureServer]:
+@contextmanager
+def serving_outside_web() -> Iterator[FixtureServer]:
     """The web the forum links to, on 127.0.0.2 (another host than the forum)."""
     with FixtureServer("127.0.0.2") as web:
         yield web
 
 
-@pytest.fixture
-def forum() -> Iterator[Forum]:
+@contextmanager
+def serving_forum() -> Iterator[Forum]:
+    """A fixture forum on 127.0.0.1 whose feed shows its posts of the moment."""
     with FixtureServer("127.0.0.1") as server:
         f = Forum(server)
         server.routes["/posts.rss"] = lambda _: Reply(
             posts_rss(server.base, f.posts), headers={"Content-Type": "application/rss+xml"}
         )
+        yield f
+
+
+@pytest.fixture
+def outside_web() -> Iterator[FixtureServer]:
+    """The web the forum links to, on 127.0.0.2 (another host than the forum)."""
+    with serving_outside_web() as web:
+        yield web
+
+
+@pytest.fixture
+def forum() -> Iterator[Forum]:
+    with serving_forum() as f:
         yield f
 
 
@@ -109,6 +124,14 @@ def extra_env() -> dict[str, str]:
 
 @pytest.fixture
 def running(tmp_path: Path, forum: Forum, extra_env: dict[str, str]) -> Iterator[Running]:
+    with stack_running(tmp_path / "data", forum, extra_env) as st:
+        yield st
+
+
+@contextmanager
+def stack_running(data_dir: Path, forum: Forum, extra_env: dict[str, str]) -> Iterator[Running]:
+    """The whole stack on `data_dir`, polling `forum`, with `extra_env` added to its
+    settings; stopped when the block ends (a module shares one through its own fixture)."""
     (web_port,) = free_ports(1)
     env = own_engines_env()
     env.update(
@@ -122,7 +145,7 @@ def running(tmp_path: Path, forum: Forum, extra_env: dict[str, str]) -> Iterator
         LOG_LEVEL="INFO",
     )
     env.update(extra_env)
-    st = Stack(data_dir=tmp_path / "data", env=env)
+    st = Stack(data_dir=data_dir, env=env)
     try:
         st.start_engines()
         st.start_services()

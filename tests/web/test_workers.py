@@ -44,14 +44,18 @@ def children_of(pid: int) -> set[int]:
     return set(processes.children(pid))
 
 
-@pytest.fixture
-def web(archive: Path, nats_url: str, tmp_path: Path) -> Iterator[tuple[Child, str]]:
-    """`python -m services.web` with two workers (S3 on a port nobody serves)."""
+@pytest.fixture(scope="module")
+def web(
+    archive: Path, module_nats_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Child, str]]:
+    """`python -m services.web` with two workers (S3 on a port nobody serves), shared by the
+    module's two tests: the one that only reads runs first, the one that kills a worker and
+    stops the service last."""
     web_port, metrics_port, dead_s3 = free_ports(3)
     env = {
         **os.environ,
         "DATA_DIR": str(archive),
-        "NATS_URL": nats_url,
+        "NATS_URL": module_nats_url,
         "S3_ENDPOINT": f"http://127.0.0.1:{dead_s3}",
         "AWS_ACCESS_KEY_ID": "k",
         "AWS_SECRET_ACCESS_KEY": "s",
@@ -60,7 +64,8 @@ def web(archive: Path, nats_url: str, tmp_path: Path) -> Iterator[tuple[Child, s
         "WEB_WORKERS": "2",
         "ACTIONS_PER_CLIENT": "2",
     }
-    child = Child("web", [sys.executable, "-m", "services.web"], env, tmp_path / "web.log")
+    log = tmp_path_factory.mktemp("web-workers") / "web.log"
+    child = Child("web", [sys.executable, "-m", "services.web"], env, log)
     child.start()
     base = f"http://127.0.0.1:{web_port}"
     try:
@@ -94,46 +99,6 @@ def submit(base: str, url: str) -> int:
         return None if status == 503 else status
 
     return wait_for(answer, 30, f"an answer but 503 to POST /submit {url}", interval=0.2)
-
-
-@pytest.mark.integration
-def test_workers_share_one_port_one_set_of_limits_and_their_metrics(
-    web: tuple[Child, str],
-) -> None:
-    child, base = web
-
-    def two_workers() -> set[int] | None:
-        found = children_of(child.pid)
-        return found if len(found) == 2 else None
-
-    workers = wait_for(two_workers, 60, "two workers")
-    before = requests_of(base, "/search.json")
-    for _ in range(12):  # each on a new connection: whichever worker accepts it
-        reply = httpx.get(f"{base}/search.json", params={"q": "sourdough"}, timeout=5)
-        assert reply.status_code == 200 and reply.json()["total"] == 2
-    # every worker's count, summed, whichever worker answers the scrape
-    assert requests_of(base, "/search.json") == before + 12
-    assert requests_of(base, "/search.json") == before + 12
-
-    # ACTIONS_PER_CLIENT=2 for the service, not for each worker
-    assert submit(base, "https://x.com/a/status/1") == 202
-    assert submit(base, "https://x.com/a/status/2") == 202
-    assert submit(base, "https://x.com/a/status/3") == 429
-
-    # a worker that dies is replaced; pages keep answering meanwhile
-    dead = min(workers)
-    os.kill(dead, signal.SIGKILL)
-    wait_for(
-        lambda: len(children_of(child.pid)) == 2 and dead not in children_of(child.pid),
-        60,
-        "a new worker",
-    )
-    assert httpx.get(f"{base}/links/1.json", timeout=5).status_code == 200
-    assert requests_of(base, "/search.json") == before + 12  # the dead one's count is kept
-
-    current = children_of(child.pid)
-    assert child.stop() == 0
-    assert not any(processes.exists(pid) for pid in current)
 
 
 def established_by_pid(port: int, pids: set[int]) -> dict[int, int]:
@@ -181,3 +146,43 @@ def test_kept_alive_connections_even_out_over_the_workers(web: tuple[Child, str]
     finally:
         for client in clients:
             client.close()
+
+
+@pytest.mark.integration
+def test_workers_share_one_port_one_set_of_limits_and_their_metrics(
+    web: tuple[Child, str],
+) -> None:
+    child, base = web
+
+    def two_workers() -> set[int] | None:
+        found = children_of(child.pid)
+        return found if len(found) == 2 else None
+
+    workers = wait_for(two_workers, 60, "two workers")
+    before = requests_of(base, "/search.json")
+    for _ in range(12):  # each on a new connection: whichever worker accepts it
+        reply = httpx.get(f"{base}/search.json", params={"q": "sourdough"}, timeout=5)
+        assert reply.status_code == 200 and reply.json()["total"] == 2
+    # every worker's count, summed, whichever worker answers the scrape
+    assert requests_of(base, "/search.json") == before + 12
+    assert requests_of(base, "/search.json") == before + 12
+
+    # ACTIONS_PER_CLIENT=2 for the service, not for each worker
+    assert submit(base, "https://x.com/a/status/1") == 202
+    assert submit(base, "https://x.com/a/status/2") == 202
+    assert submit(base, "https://x.com/a/status/3") == 429
+
+    # a worker that dies is replaced; pages keep answering meanwhile
+    dead = min(workers)
+    os.kill(dead, signal.SIGKILL)
+    wait_for(
+        lambda: len(children_of(child.pid)) == 2 and dead not in children_of(child.pid),
+        60,
+        "a new worker",
+    )
+    assert httpx.get(f"{base}/links/1.json", timeout=5).status_code == 200
+    assert requests_of(base, "/search.json") == before + 12  # the dead one's count is kept
+
+    current = children_of(child.pid)
+    assert child.stop() == 0
+    assert not any(processes.exists(pid) for pid in current)
