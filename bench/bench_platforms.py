@@ -27,7 +27,7 @@ from bench.report import write_section
 from shared.hooks.host import close_shared_host
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
-from shared.platforms.registry import PLATFORMS
+from shared.platforms.chains import PLATFORMS
 from testkit.bluesky_data import BSKY_RKEYS
 from testkit.platform_data import X_IDS
 from testkit.platform_pages import TIKTOK_IDS

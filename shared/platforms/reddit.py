@@ -25,8 +25,6 @@ from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia
 
 PLATFORM = "reddit"
-TITLE = "Reddit"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("REDDIT_JSON_BASE",)
 """The settings naming its API base URLs."""
 STEP = "thread-json"

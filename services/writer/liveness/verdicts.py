@@ -8,8 +8,8 @@ import sqlite3
 
 from services.writer.liveness.observations import code
 from services.writer.liveness.verdict import Verdict
+from shared.platforms.chains import recognise
 from shared.platforms.outcome import Answer
-from shared.platforms.registry import recognise
 
 
 def platform_of(url: str) -> str:
