@@ -100,7 +100,7 @@ class Site:
     """For a platform on any host (Mastodon): the setting of its plugin listing the hosts
     whose links are its (`links` is then empty)."""
     origin: str = ""
-    """The scheme and host of its canonical URLs, when it has one (`https://x.com`)."""
+    """The scheme and host of its canonical URLs, when one host is (`https://old.reddit.com`)."""
     rules: Mapping[str, SiteRule] = field(default_factory=dict)
     """Its canonical form: the site rule of each of its registrable domains."""
     deletable: tuple[str, ...] = ()
@@ -129,7 +129,7 @@ class Site:
 
     @property
     def domains(self) -> tuple[str, ...]:
-        """Every registrable domain it owns (the links its plugin runs for)."""
+        """Every registrable domain it owns."""
         found = [*self.links, *self.rules, *self.deletable, *self.https_only, *self.shorteners]
         found += [*self.walls, *self.author_in_title, *self.post_titles]
         return tuple(dict.fromkeys(found))
