@@ -80,7 +80,7 @@ table (retry policy), the plugin's settings (`hook_settings`: its config.json de
 the environment), the capture target policy, the error types, the safe fetching of a
 target (checked-address connects, caps, WARC), URL parsing (credential stripping), and
 shared.content (the pure extraction, sanitization, canonical-text and metadata functions the
-metadata, readable and reddit hooks call, kept there so they are typed strictly, unit-tested
+metadata and readable hooks call, kept there so they are typed strictly, unit-tested
 and preloaded in the hook host), shared.pageclient (the page protocol client of browser
 hooks), shared.platforms (the platform chains, the post shape and yt-dlp's failures, which
 the platform plugins and the media hook call, and a liveness check will call too) and

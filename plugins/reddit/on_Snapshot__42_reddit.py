@@ -2,7 +2,7 @@
 
 For reddit.com links only (others: `skipped`). The HTML page is asked of REDDIT_OLD_BASE
 (old.reddit.com), then of REDDIT_WWW_BASE (www.reddit.com) when the first answer is a block
-page, a login wall or the over-18 gate (shared.content.reddit.classify_page); the page that
+page, a login wall or the over-18 gate (shared.platforms.reddit_thread.classify_page); the page that
 worked is `page.html`. For thread links the permalink's `.json` (REDDIT_JSON_BASE) is kept
 as `thread.json` and turned into `thread.html` (post and comment tree, the readable plugin's
 article), `meta.json` (title, author, date, subreddit, has_video for a Reddit-hosted video
@@ -36,7 +36,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shared.content.reddit import (
+from shared.fetching.exchange import FetchLimits
+from shared.hooks.config import hook_settings
+from shared.hooks.error_codes import code, http_code, retry_worthy
+from shared.hooks.records import ArchiveResultRecord, emit
+from shared.platforms import reddit as reddit_post
+from shared.platforms.chain import store_media
+from shared.platforms.hook import POST_FILE, keep_post
+from shared.platforms.http import Client, warc_log
+from shared.platforms.reddit_thread import (
     NotAThread,
     Thread,
     classify_page,
@@ -47,14 +55,6 @@ from shared.content.reddit import (
     thread_metadata,
     thread_path,
 )
-from shared.fetching.exchange import FetchLimits
-from shared.hooks.config import hook_settings
-from shared.hooks.error_codes import code, http_code, retry_worthy
-from shared.hooks.records import ArchiveResultRecord, emit
-from shared.platforms import reddit as reddit_post
-from shared.platforms.chain import store_media
-from shared.platforms.hook import POST_FILE, keep_post
-from shared.platforms.http import Client, warc_log
 
 WARC_NAME = "reddit.warc.gz"
 SOFTWARE = "discourse-link-archiver reddit plugin (warcio)"

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from shared.content.reddit import on_host
 from shared.liveness.check import CheckEnv, Checker
 from shared.liveness.compare import post_digest
 from shared.messages import LivenessCheck, LivenessResult
+from shared.platforms.reddit_thread import on_host
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from testkit import bluesky_data as bsky
