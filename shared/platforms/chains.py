@@ -1,25 +1,14 @@
-"""Which platform's chain a link's post is got with: each platform's facts
-(`shared.platforms.registry`) paired with its chain module (`shared/platforms/<platform>.py`)."""
+"""Which platform's chain a link's post is got with: each platform of the registry
+(`shared.platforms.registry`) paired with its chain module (`shared/platforms/<platform>.py`:
+`recognise`, `CHAIN`, `BASES`)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from shared.platforms import (
-    bluesky,
-    facebook,
-    imgur,
-    instagram,
-    mastodon,
-    reddit,
-    streamable,
-    telegram,
-    tiktok,
-    x,
-    youtube,
-)
 from shared.platforms.chain import Chain, PostRef
 from shared.platforms.registry import SITES
 
@@ -39,23 +28,14 @@ class Platform:
     """The settings naming its API base URLs (config.json of its plugin)."""
 
 
-_MODULES = (
-    x,
-    bluesky,
-    tiktok,
-    instagram,
-    youtube,
-    reddit,
-    facebook,
-    imgur,
-    streamable,
-    telegram,
-    mastodon,
-)
-PLATFORMS: dict[str, Platform] = {
-    m.PLATFORM: Platform(m.PLATFORM, SITES[m.PLATFORM].title, m.recognise, m.CHAIN, m.BASES)
-    for m in _MODULES
-}
+def _paired(name: str) -> Platform:
+    """A platform's facts with its chain module, `shared/platforms/<name>.py`."""
+    module = importlib.import_module(f"shared.platforms.{name}")
+    return Platform(name, SITES[name].title, module.recognise, module.CHAIN, module.BASES)
+
+
+PLATFORMS: dict[str, Platform] = {name: _paired(name) for name in SITES}
+"""Every platform with its chain, in the registry's order."""
 
 
 def recognise(url: str, instances: Collection[str] = ()) -> PostRef | None:
