@@ -33,13 +33,14 @@ import asyncio
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import code, http_code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, emit
+from shared.platforms import hook as platform_hook
 from shared.platforms import reddit as reddit_post
 from shared.platforms.chain import store_media
 from shared.platforms.hook import POST_FILE, keep_post
@@ -56,6 +57,7 @@ from shared.platforms.reddit_thread import (
     thread_path,
 )
 
+PLUGIN = "reddit"
 WARC_NAME = "reddit.warc.gz"
 SOFTWARE = "discourse-link-archiver reddit plugin (warcio)"
 KEPT_FILES = (WARC_NAME, "page.html", "thread.json", "thread.html", "meta.json", POST_FILE, "media")
@@ -167,24 +169,12 @@ def forget_everything() -> None:
 
 async def capture(url: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The page, the thread JSON and the post; the report of every attempt."""
-    each = float(settings["REDDIT_REQUEST_TIMEOUT"])
-    limits = FetchLimits(
-        total_timeout=each,
-        header_timeout=each,
-        idle_timeout=min(each, 10.0),
-        connect_timeout=min(each, 10.0),
-        max_bytes=int(settings["REDDIT_MAX_BYTES"]),
-        max_redirects=5,
-    )
+    # the platform hooks' client and caps; no operator cookies: the page and thread are kept
+    # as anyone sees them
+    steps = replace(platform_hook.settings(PLUGIN, settings, (), url), cookies=None)
     with (
         warc_log(Path(WARC_NAME), SOFTWARE) as warc,
-        Client(
-            limits,
-            user_agent=str(settings["USER_AGENT"]),
-            allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
-            warc=warc,
-            media_max_bytes=int(settings["REDDIT_MEDIA_MAX_BYTES"]),
-        ) as client,
+        platform_hook.client(PLUGIN, settings, steps, warc) as client,
     ):
         bases = [("old.reddit", str(settings["REDDIT_OLD_BASE"])),
                  ("www.reddit", str(settings["REDDIT_WWW_BASE"]))]  # fmt: skip
