@@ -2,9 +2,10 @@
 `shared/platforms/facts/<platform>.py` declares (`Site`), and the small rewrites its canonical
 form is made with (`SiteResult`, `web`, `resolve`, `redirect`, `with_slash`).
 
-Light on purpose: standard library only (a URL's parts are `shared.links.urlparts.UrlParts`,
-named here for the type checker alone), so the link rules, which sit low in the tree, can read
-the facts without importing the chains (`shared.platforms.registry` says why).
+Light on purpose: standard library only at import (`shared.links.urlparts`, which imports the
+link rules and so this module, is named for the type checker and read by `redirect` when it
+runs), so the link rules, which sit low in the tree, can read the facts without importing the
+chains (`shared.platforms.registry` says why).
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from shared.links.urlparts import UrlParts
-
-WEB_SCHEMES = ("http://", "https://")
-"""How an absolute web URL starts (what an unwrapped redirect target must be)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +47,13 @@ def resolve(p: UrlParts) -> SiteResult:
 
 def redirect(p: UrlParts, target: str | None) -> SiteResult | None:
     """A redirect link (`?url=`, `?q=`): canonicalise its target instead."""
+    # at call time: shared.links imports the registry, which imports this module
+    from shared.links.urlparts import SCHEME_PREFIXES
+
     if target is None:
         return None
     target = unquote(target)
-    if not target.lower().startswith(WEB_SCHEMES):
+    if not target.lower().startswith(SCHEME_PREFIXES):
         return None
     return SiteResult(p, redirect=target)
 
