@@ -27,8 +27,9 @@ from bench.report import write_section
 from shared.hooks.host import close_shared_host
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
-from shared.platforms.registry import PLATFORMS
+from shared.platforms.chains import PLATFORMS
 from testkit.bluesky_data import BSKY_RKEYS
+from testkit.mastodon_data import status_url
 from testkit.platform_data import X_IDS
 from testkit.platform_pages import TIKTOK_IDS
 from testkit.platform_server import PLUGINS, PlatformServer
@@ -44,6 +45,7 @@ CASES = {
     "telegram": ("https://t.me/examplechannel/77", 1),
     "imgur": ("https://imgur.com/gallery/abcde12", 1),
     "streamable": ("https://streamable.com/abc12", 1),
+    "mastodon": (status_url("two_images"), 2),
 }
 """Platform -> (link, images its post has)."""
 

@@ -6,7 +6,8 @@ Paths (each platform's base setting points at its prefix, `PlatformServer.bases(
 `/x/tweet-result?id=`, `/fx/<handle>/status/<id>`, `/bsky/xrpc/<method>`, `/plc/<did>`,
 `/pds/xrpc/com.atproto.sync.getBlob`, `/tiktok/@<handle>/<kind>/<id>`, `/tiktok/oembed`,
 `/ig/p/<code>/embed/captioned/`, `/fb/plugins/post.php`, `/tg/<channel>/<id>`,
-`/imgur/oembed.json`, `/streamable/oembed.json`, `/reddit/...`, `/media/<name>.png`.
+`/imgur/oembed.json`, `/streamable/oembed.json`, `/reddit/...`,
+`/mastodon/api/v1/statuses/<id>`, `/media/<name>.png`.
 
 The error cases answer alike on every endpoint: `not_found` 404, `rate_limited` 429,
 `server_error` 503, `login` a redirect to `/accounts/login/`, `html` an HTML page where JSON
@@ -32,10 +33,11 @@ from shared.fetching.exchange import FetchLimits
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
 from shared.hooks.snapshot_runner import SnapshotSpec, run_snapshot
 from shared.platforms.chain import Context, Settings, run_chain, store_media
+from shared.platforms.chains import PLATFORMS, recognise
 from shared.platforms.http import Client
 from shared.platforms.outcome import ChainResult
-from shared.platforms.registry import PLATFORMS, recognise
 from testkit import bluesky_data as bsky
+from testkit import mastodon_data as mastodon
 from testkit import platform_data as data
 from testkit import platform_pages as pages
 from testkit.browser import Collect, retried_as_the_table_says
@@ -130,6 +132,7 @@ class PlatformServer(FixtureServer):
             "IMGUR_OEMBED_URL": f"{b}/imgur/oembed.json",
             "STREAMABLE_OEMBED_URL": f"{b}/streamable/oembed.json",
             "REDDIT_JSON_BASE": f"{b}/reddit",
+            "MASTODON_API_URL": f"{b}/mastodon",
         }
 
     def dispatch(self, handler: BaseHTTPRequestHandler) -> Reply:
@@ -172,6 +175,7 @@ class PlatformServer(FixtureServer):
         yield r"^/tg/(?P<channel>\w+)/(?P<id>\d+)$", self._telegram
         yield r"^/(?P<p>imgur|streamable)/oembed\.json$", self._oembed
         yield r"^/reddit(?P<path>/r/.+)$", self._reddit
+        yield r"^/mastodon/api/v1/statuses/(?P<id>\d+)$", self._mastodon
 
     def _media(self, m: re.Match[str], q: dict[str, str], media: str) -> Reply:
         name = m.group("name")
@@ -255,6 +259,16 @@ class PlatformServer(FixtureServer):
     def _oembed(self, m: re.Match[str], q: dict[str, str], media: str) -> Reply:
         return Reply(json.dumps(pages.oembed(m.group("p"), media)).encode(), 200, JSON)
 
+    def _mastodon(self, m: re.Match[str], q: dict[str, str], media: str) -> Reply | None:
+        case = _case_of(mastodon.STATUS_IDS, m.group("id"))
+        if case is None:
+            return None
+        if case == "not_found":
+            return Reply(b'{"error":"Record not found"}', 404, JSON)
+        return error_reply(case) or Reply(
+            json.dumps(mastodon.status(case, media)).encode(), 200, JSON
+        )
+
     def _reddit(self, m: re.Match[str], q: dict[str, str], media: str) -> Reply | None:
         answer = self.reddit.get(m.group("path"))
         return Reply(answer, 200, JSON) if answer is not None else None
@@ -266,7 +280,7 @@ async def run_platform(
     """The chain of the link's platform against this server, in-process (media stored
     under `media_dir` when given). Its yt-dlp step is left out (it would ask the real
     platform): tests/platforms/test_ytdlp.py runs it against a local page."""
-    ref = recognise(url)
+    ref = recognise(url, (urlsplit(mastodon.INSTANCE).hostname or "",))
     assert ref is not None, url
     steps = tuple(name for name, _ in PLATFORMS[ref.platform].chain if name != "yt-dlp")
     settings = Settings(

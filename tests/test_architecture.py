@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-import json
 import re
 from pathlib import Path
 
 import pytest
 
-from shared.hooks.config import load_plugin_config
+from shared.hooks.config import load_plugin_config, read_schema
 from shared.lifecycle import Service
 from shared.messages import Message
 from shared.subjects import MODELS, STREAMS
@@ -81,7 +80,7 @@ table (retry policy), the plugin's settings (`hook_settings`: its config.json de
 the environment), the capture target policy, the error types, the safe fetching of a
 target (checked-address connects, caps, WARC), URL parsing (credential stripping), and
 shared.content (the pure extraction, sanitization, canonical-text and metadata functions the
-metadata, readable and reddit hooks call, kept there so they are typed strictly, unit-tested
+metadata and readable hooks call, kept there so they are typed strictly, unit-tested
 and preloaded in the hook host), shared.pageclient (the page protocol client of browser
 hooks), shared.platforms (the platform chains, the post shape and yt-dlp's failures, which
 the platform plugins and the media hook call, and a liveness check will call too) and
@@ -132,7 +131,7 @@ def test_tests_are_a_leaf() -> None:
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_every_plugin_setting_is_described(plugin: Path) -> None:
-    schema = json.loads((plugin / "config.json").read_text())
+    schema = read_schema(plugin / "config.json")
     props = schema.get("properties", {})
     assert props, f"{plugin.name}/config.json declares no settings"
     for name, spec in props.items():

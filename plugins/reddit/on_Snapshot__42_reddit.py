@@ -2,7 +2,7 @@
 
 For reddit.com links only (others: `skipped`). The HTML page is asked of REDDIT_OLD_BASE
 (old.reddit.com), then of REDDIT_WWW_BASE (www.reddit.com) when the first answer is a block
-page, a login wall or the over-18 gate (shared.content.reddit.classify_page); the page that
+page, a login wall or the over-18 gate (shared.platforms.reddit_thread.classify_page); the page that
 worked is `page.html`. For thread links the permalink's `.json` (REDDIT_JSON_BASE) is kept
 as `thread.json` and turned into `thread.html` (post and comment tree, the readable plugin's
 article), `meta.json` (title, author, date, subreddit, has_video for a Reddit-hosted video
@@ -33,10 +33,19 @@ import asyncio
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from shared.content.reddit import (
+from shared.hooks.config import hook_settings
+from shared.hooks.error_codes import code, http_code, retry_worthy
+from shared.hooks.records import ArchiveResultRecord, emit
+from shared.platforms import hook as platform_hook
+from shared.platforms import reddit as reddit_post
+from shared.platforms.chain import store_media
+from shared.platforms.hook import POST_FILE, keep_post
+from shared.platforms.http import Client, warc_log
+from shared.platforms.reddit_thread import (
     NotAThread,
     Thread,
     classify_page,
@@ -47,15 +56,8 @@ from shared.content.reddit import (
     thread_metadata,
     thread_path,
 )
-from shared.fetching.exchange import FetchLimits
-from shared.hooks.config import hook_settings
-from shared.hooks.error_codes import code, http_code, retry_worthy
-from shared.hooks.records import ArchiveResultRecord, emit
-from shared.platforms import reddit as reddit_post
-from shared.platforms.chain import store_media
-from shared.platforms.hook import POST_FILE, keep_post
-from shared.platforms.http import Client, warc_log
 
+PLUGIN = "reddit"
 WARC_NAME = "reddit.warc.gz"
 SOFTWARE = "discourse-link-archiver reddit plugin (warcio)"
 KEPT_FILES = (WARC_NAME, "page.html", "thread.json", "thread.html", "meta.json", POST_FILE, "media")
@@ -167,24 +169,12 @@ def forget_everything() -> None:
 
 async def capture(url: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The page, the thread JSON and the post; the report of every attempt."""
-    each = float(settings["REDDIT_REQUEST_TIMEOUT"])
-    limits = FetchLimits(
-        total_timeout=each,
-        header_timeout=each,
-        idle_timeout=min(each, 10.0),
-        connect_timeout=min(each, 10.0),
-        max_bytes=int(settings["REDDIT_MAX_BYTES"]),
-        max_redirects=5,
-    )
+    # the platform hooks' client and caps; no operator cookies: the page and thread are kept
+    # as anyone sees them
+    steps = replace(platform_hook.settings(PLUGIN, settings, (), url), cookies=None)
     with (
         warc_log(Path(WARC_NAME), SOFTWARE) as warc,
-        Client(
-            limits,
-            user_agent=str(settings["USER_AGENT"]),
-            allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"]),
-            warc=warc,
-            media_max_bytes=int(settings["REDDIT_MEDIA_MAX_BYTES"]),
-        ) as client,
+        platform_hook.client(PLUGIN, settings, steps, warc) as client,
     ):
         bases = [("old.reddit", str(settings["REDDIT_OLD_BASE"])),
                  ("www.reddit", str(settings["REDDIT_WWW_BASE"]))]  # fmt: skip

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.hooks.error_codes import reader_words, what_of
-from shared.platforms.registry import PLATFORMS
+from shared.platforms.registry import SITES
 
 STEP_THINGS: dict[str, str] = {
     "navigate": "the page itself",
@@ -48,7 +48,7 @@ POST_SOURCES: dict[str, str] = {
 
 def step_thing(plugin: str) -> str:
     """'the screenshot', 'the post', 'the page itself' ..."""
-    if plugin in PLATFORMS:
+    if plugin in SITES:
         return "the Reddit thread" if plugin == "reddit" else "the post"
     return STEP_THINGS.get(plugin, f"the {plugin} step's output")
 
@@ -86,7 +86,7 @@ def attempt_note(snapshots: Sequence[Mapping[str, Any]], post: Mapping[str, Any]
 
 def _kept(post: Mapping[str, Any] | None, results: Sequence[Mapping[str, Any]]) -> str:
     if post:
-        platform = PLATFORMS.get(str(post.get("platform") or ""))
+        platform = SITES.get(str(post.get("platform") or ""))
         title = platform.title if platform else "the platform"
         where = POST_SOURCES.get(str(post.get("source") or ""), "{p}")
         return f"The post was kept from {where.format(p=title)}"

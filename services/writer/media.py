@@ -31,15 +31,9 @@ import sqlite3
 from services.writer import linkstore, transitions
 from services.writer.job_policy import Decision, LinkState, Policy
 from shared.hooks.records import MediaRecord, ProgressRecord
-from shared.links.video import MediaKey, media_key, names_post
+from shared.links.video import KEYED_PLATFORMS, MediaKey, media_key, names_post
 
 log = logging.getLogger(__name__)
-
-_PLATFORMS_KEYED_BY_URL = frozenset(
-    {"youtube", "tiktok", "twitter", "instagram", "facebook", "bluesky", "reddit", "streamable",
-     "vimeo"}
-)  # fmt: skip
-"""Platforms whose Media records carry the same key as their URLs (shared/links/video.py)."""
 
 
 def on_decision(
@@ -157,14 +151,14 @@ def record_media(
 ) -> None:
     """A Media record: the video a media job found (and downloaded, or kept metadata of)."""
     status = "downloaded" if rec.downloaded else "metadata_only"
-    if rec.platform in _PLATFORMS_KEYED_BY_URL:
+    if rec.platform in KEYED_PLATFORMS:
         key = f"{rec.platform}:{rec.video_id}"
     else:  # generic pages and files: ids are only unique on their page
         key = f"{rec.platform}:{rec.video_id}@{rec.media_url or ''}"
     item = conn.execute(
         "SELECT id, job_id, status FROM media_items WHERE media_key = ?", (key,)
     ).fetchone()
-    if item is None and rec.platform not in _PLATFORMS_KEYED_BY_URL:
+    if item is None and rec.platform not in KEYED_PLATFORMS:
         item = conn.execute(  # the row the job was made for (a media file's URL key)
             "SELECT id, job_id, status FROM media_items WHERE job_id = ? AND title IS NULL"
             " ORDER BY id LIMIT 1",

@@ -13,33 +13,14 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from shared.platforms import registry
+
 AUTHOR_IN_TITLE: dict[str, re.Pattern[str]] = {
-    "x.com": re.compile(r"^(?P<name>.+?)(?: \(@[^)]+\))?(?: on X\b| / X$)"),
-    "twitter.com": re.compile(
-        r"^(?P<name>.+?)(?: \(@[^)]+\))?(?: on (?:X|Twitter)\b| / (?:X|Twitter)$)"
-    ),
-    "instagram.com": re.compile(r"^(?P<name>.+?)(?: \(@[^)]+\))?(?: on Instagram\b| • Instagram)"),
-    "tiktok.com": re.compile(r"^(?P<name>.+?)(?: \(@[^)]+\))? on TikTok\b"),
+    **registry.AUTHOR_IN_TITLE,
     "threads.net": re.compile(r"^(?P<name>.+?)(?: \(@[^)]+\))? on Threads\b"),
-    "bsky.app": re.compile(r"^(?P<name>.+?) \(@[^)]+\)$"),
-    "t.me": re.compile(r"^(?P<name>.+)$"),
 }
-REDDIT_WRAPPER = re.compile(r"^From the \S+ community on Reddit: ", re.I)
-POST_TITLE: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
-    # platform: (the post's title, its URL path giving the handle, the platform's name)
-    "x.com": (
-        re.compile(r"^(?P<name>.+?)(?: \(@\w{1,15}\))? on (?:X|Twitter)(?:: .*)?$", re.S),
-        re.compile(r"^/(?P<handle>\w{1,15})/status(?:es)?/\d+"),
-        "X",
-    ),
-    "tiktok.com": (
-        re.compile(r"^(?P<name>.+?)(?: \(@[\w.]+\))? on TikTok(?:: .*)?$", re.S),
-        re.compile(r"^/@(?P<handle>[\w.]{1,32})/(?:video|photo)/\d+"),
-        "TikTok",
-    ),
-}
-POST_TITLE["twitter.com"] = POST_TITLE["x.com"]
-X_PROFILE = re.compile(r"^(?P<name>.+?) \((?P<handle>@\w{1,15})\) / (?:X|Twitter)$")
+"""The og:title form naming the author, by domain: the platforms' (shared.platforms.registry)
+and Threads' (no platform of ours, but its titles name the author the same way)."""
 
 
 def _platform(url: str) -> str | None:
@@ -65,12 +46,14 @@ def clean_title(url: str, title: str | None) -> str | None:
     if not title:
         return title
     domain = _platform(url)
-    if domain in POST_TITLE:
-        title_form, path_form, label = POST_TITLE[domain]
-        named, path = title_form.match(title), path_form.match(urlsplit(url).path)
+    if domain in registry.POST_TITLES:
+        form, label = registry.POST_TITLES[domain]
+        named, path = form.title.match(title), form.path.match(urlsplit(url).path)
         if named and path and named.group("name").strip():
             return f"{named.group('name').strip()} (@{path.group('handle')}) on {label}"
-        profile = X_PROFILE.match(title) if label == "X" else None
+        profile = form.profile.match(title) if form.profile else None
         if profile:
-            return f"{profile.group('name')} ({profile.group('handle')}) on X"
-    return REDDIT_WRAPPER.sub("", title)
+            return f"{profile.group('name')} ({profile.group('handle')}) on {label}"
+    for wrapper in registry.TITLE_WRAPPERS:
+        title = wrapper.sub("", title)
+    return title

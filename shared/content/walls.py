@@ -1,10 +1,11 @@
 """Is a page a wall in front of the content: a login wall, a consent gate, or a challenge?
 
 Recognised per platform (the login paths X, Instagram, TikTok, Facebook, YouTube and Reddit
-redirect to, and their logged-out shells' words) and in general: a page that is mostly a
-sign-in form (a password field, and little text besides the form), a page a redirect ended
-on a login path, a bot challenge (Cloudflare's "Just a moment", captchas). A capture of such
-a page is kept as evidence of what was served, never as the archive of the link.
+redirect to, and their logged-out shells' words, `shared.platforms.registry`) and in general:
+a page that is mostly a sign-in form (a password field, and little text besides the form),
+a page a redirect ended on a login path, a bot challenge (Cloudflare's "Just a moment",
+captchas). A capture of such a page is kept as evidence of what was served, never as the
+archive of the link.
 
 Two readers of the same signals: `signals_from_html` (raw HTML, an API answer, the rendered
 DOM file) and `SIGNALS_JS`, which the navigate hook evaluates in the loaded page.
@@ -20,6 +21,8 @@ from urllib.parse import urlsplit
 import lxml.html
 from lxml import etree
 
+from shared.platforms import registry
+
 WallReason = Literal["login_wall", "consent_wall", "blocked"]
 MAX_HTML = 2_000_000
 """Characters of a page read for its signals (a wall is small; the start tells)."""
@@ -33,33 +36,9 @@ LOGIN_PATH = re.compile(
     re.I,
 )
 LOGIN_HOSTS = ("accounts.google.com", "login.microsoftonline.com", "login.live.com")
-CONSENT_HOSTS = ("consent.youtube.com", "consent.google.com")
-
-PLATFORM_WALLS: dict[str, re.Pattern[str]] = {
-    "x.com": re.compile(
-        r"don.t miss what.s happening|people on x are the first to know|"
-        r"log in to x\b|sign in to x\b|this page is not supported|"
-        r"something went wrong\. try reloading",
-        re.I,
-    ),
-    "instagram.com": re.compile(
-        r"log into instagram|sign up for instagram|log in to see photos and videos|"
-        r"see everyday moments from your close friends",
-        re.I,
-    ),
-    "tiktok.com": re.compile(r"log in to tiktok|log in to follow creators", re.I),
-    "facebook.com": re.compile(
-        r"you must log in to continue|log into facebook|log in to facebook|"
-        r"see more on facebook|you.re temporarily blocked",
-        re.I,
-    ),
-    "youtube.com": re.compile(
-        r"sign in to confirm you.re not a bot|before you continue to youtube", re.I
-    ),
-}
-"""Words of each platform's logged-out shell (the page instead of the post)."""
-PLATFORM_WALLS["twitter.com"] = PLATFORM_WALLS["x.com"]
-PLATFORM_WALLS["fb.watch"] = PLATFORM_WALLS["facebook.com"]
+CONSENT_HOSTS = (*registry.CONSENT_HOSTS, "consent.google.com")
+PLATFORM_WALLS: dict[str, re.Pattern[str]] = registry.WALLS
+"""Words of each platform's logged-out shell (the page instead of the post), by domain."""
 CHALLENGE = re.compile(
     r"just a moment\.\.\.|attention required! \| cloudflare|verify you are (a )?human|"
     r"are you a robot|checking your browser|confirm you.re not a bot|captcha",

@@ -16,6 +16,11 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from shared.errors import ConfigError
+from shared.platforms import registry
+
+PLATFORM_FRAGMENT = Path(registry.__file__).with_name("plugin.json")
+"""The settings (and artifact kinds) every platform plugin has: a config.json saying
+`"x-platform": true` gets them laid under its own (`{P}`: its prefix, `{p}`: its name)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook may run when neither `<PLUGIN>_TIMEOUT` nor `TIMEOUT` says otherwise."""
@@ -74,22 +79,28 @@ class PluginConfig:
     reads: tuple[str, ...] = ()
     """Plugins whose output this one reads (`"reads"` in config.json; see reads.py)."""
     domains: tuple[str, ...] = ()
-    """`"x-domains"`: the registrable domains of the links its hooks run for (a platform's
-    plugin); empty: every link."""
+    """`"x-domains"`, or a platform plugin's link domains (`shared.platforms.registry`): the
+    registrable domains of the links its hooks run for; empty: every link."""
     contacts_host: bool = False
     """`"x-contacts-host": true`: its hooks talk to the link's host (navigation, the raw
     fetch, a platform's API). The snapshot's host slot is released once every such hook of
     the job has ended (shared/capture/worker.py)."""
+    domains_setting: str | None = None
+    """A platform on any host (Mastodon): the setting listing the hosts it runs for."""
 
-    def runs_for(self, url: str) -> bool:
-        """Whether its hooks run for a link (its registrable domain is one of `domains`)."""
+    def runs_for(self, url: str, env: Mapping[str, str] | None = None) -> bool:
+        """Whether its hooks run for a link: its registrable domain is one of `domains`, or
+        its host one of those `domains_setting` lists (in `env`, else its default)."""
+        host = (urlsplit(url).hostname or "").lower()
+        if self.domains_setting is not None:
+            listed = self.values(env or {}).get(self.domains_setting, "")
+            return host in registry.link_domains(self.plugin, str(listed))
         if not self.domains:
             return True
         # imported here: a hook reading its settings never needs the link rules (tldextract
         # and requests are ~13 MB a hook host would otherwise hold: shared/hooks/host.py)
         from shared.links.domains import registrable_domain
 
-        host = (urlsplit(url).hostname or "").lower()
         return registrable_domain(host) in self.domains
 
     @property
@@ -176,11 +187,31 @@ class PluginConfig:
         return bool(self.resolve(env)[f"{self.prefix}_ENABLED"])
 
 
+def _with_platform(plugin: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A platform plugin's schema: the shared fragment's settings and artifact kinds, its
+    own laid over them (`x-platform`); any other schema as it is."""
+    if schema.get("x-platform") is not True:
+        return schema
+    text = PLATFORM_FRAGMENT.read_text().replace("{P}", env_prefix(plugin))
+    fragment = json.loads(text.replace("{p}", plugin))
+    own = schema.get("properties", {})
+    properties = {**fragment["properties"], **(own if isinstance(own, dict) else {})}
+    artifacts = {**fragment["x-artifacts"], **schema.get("x-artifacts", {})}
+    return {**schema, "properties": properties, "x-artifacts": artifacts}
+
+
+def read_schema(path: Path) -> dict[str, Any]:
+    """A plugin's config.json as its settings' schema (a platform plugin's with the shared
+    fragment); not checked."""
+    schema = json.loads(path.read_text())
+    return _with_platform(path.parent.name, schema) if isinstance(schema, dict) else schema
+
+
 @lru_cache(maxsize=256)
 def _load(path: Path, mtime_ns: int) -> PluginConfig:
     plugin = path.parent.name
     try:
-        schema = json.loads(path.read_text())
+        schema = read_schema(path)
         jsonschema.Draft202012Validator.check_schema(schema)
     except (OSError, ValueError, jsonschema.SchemaError) as e:
         raise ConfigError(f"{plugin}/config.json is not a valid JSON Schema: {e}") from e
@@ -200,6 +231,12 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
     contacts_host = schema.get("x-contacts-host", False)
     if not isinstance(contacts_host, bool):
         raise ConfigError(f"{plugin}/config.json: x-contacts-host must be true or false")
+    setting = None
+    if schema.get("x-platform") is True:
+        if plugin not in registry.SITES:
+            raise ConfigError(f"{plugin}/config.json: x-platform, but no platform {plugin!r}")
+        setting = registry.SITES[plugin].instances
+        domains = [*domains, *registry.link_domains(plugin)]
     return PluginConfig(
         plugin,
         schema.get("properties", {}),
@@ -207,6 +244,7 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
         tuple(reads),
         tuple(d.lower() for d in domains),
         contacts_host,
+        setting,
     )
 
 
@@ -226,6 +264,6 @@ def hook_settings(hook_file: str, env: Mapping[str, str] | None = None) -> dict[
     defaults live. `hook_file` is the hook's `__file__`. The schema is not checked again
     (the runner did; checking costs ~6 ms a hook)."""
     path = Path(hook_file).resolve().parent / "config.json"
-    schema = json.loads(path.read_text())
+    schema = read_schema(path)
     config = PluginConfig(path.parent.name, schema.get("properties", {}), schema)
     return config.values(os.environ if env is None else env)

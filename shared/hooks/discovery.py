@@ -97,7 +97,8 @@ def discover_hooks(
     name listed with another NN than the hook's now counts too: `unnumbered`).
     `enabled_env`, when given, drops plugins switched off by `<PLUGIN>_ENABLED=false`
     (after layering the plugin's config.json defaults under it). `url`, when given, drops
-    plugins whose `x-domains` do not hold the link's registrable domain.
+    plugins whose `x-domains` (a platform plugin: its platform's) do not hold the link's
+    registrable domain.
     """
     hooks: list[HookSpec] = []
     wanted = None if only is None else {*only, *(unnumbered(o) for o in only)}
@@ -106,7 +107,7 @@ def discover_hooks(
             config = load_plugin_config(folder)
             if enabled_env is not None and not config.enabled(enabled_env):
                 continue
-            if url is not None and not config.runs_for(url):
+            if url is not None and not config.runs_for(url, enabled_env):
                 continue
         except ConfigError:
             pass  # a broken config.json is reported when the hook runs, not hidden here

@@ -8,7 +8,12 @@ Layout
                                     `log`, any other file `<plugin>_file`; a hook's File
                                     record naming a kind wins; "reads": [plugins it reads];
                                     "x-domains": [registrable domains]: its hooks run only for
-                                    links on these (a platform's plugin; absent: every link);
+                                    links on these (absent: every link); "x-platform": true
+                                    for a platform's plugin (its folder's name is the
+                                    platform's): its hooks run for its platform's links
+                                    (shared/platforms/registry.py), and it gets the settings
+                                    and artifact kinds every platform plugin has
+                                    (shared/platforms/plugin.json) under its own;
                                     "x-contacts-host": true when its hooks talk to the
                                     link's host (the host's slot is released once every
                                     such hook of the job has ended: keep them before step 5)

@@ -6,25 +6,12 @@ from functools import lru_cache
 
 import tldextract
 
+from shared.platforms import registry
+
 HTTPS_ONLY_DOMAINS = frozenset(
     {
-        # every platform of the default deletable allowlist (and their short/CDN hosts)
-        "reddit.com",
-        "redd.it",
-        "youtube.com",
-        "youtu.be",
-        "youtube-nocookie.com",
-        "x.com",
-        "twitter.com",
-        "t.co",
-        "tiktok.com",
-        "instagram.com",
-        "instagr.am",
-        "facebook.com",
-        "fb.watch",
-        "fb.com",
-        "bsky.app",
-        "threads.net",
+        # every platform's (shared.platforms.registry: its own, short and CDN domains)
+        *registry.HTTPS_ONLY,
         # large sites that only serve https (HSTS preloaded)
         "archive.org",
         "wikipedia.org",
@@ -33,12 +20,12 @@ HTTPS_ONLY_DOMAINS = frozenset(
         "substack.com",
         "vimeo.com",
         "twitch.tv",
-        "imgur.com",
         "tumblr.com",
         "linkedin.com",
         "spotify.com",
         "soundcloud.com",
         "google.com",
+        "threads.net",
     }
 )
 """Registrable domains whose ``http://`` links are upgraded to ``https://`` in the
@@ -54,7 +41,7 @@ def _extractor() -> tldextract.TLDExtract:
 
 @lru_cache(maxsize=65536)
 def registrable_domain(host: str) -> str:
-    """The registrable domain ("eTLD+1") of a host: ``old.reddit.com`` -> ``reddit.com``.
+    """The registrable domain ("eTLD+1") of a host: ``news.bbc.co.uk`` -> ``bbc.co.uk``.
 
     IP literals, single-label hosts and hosts that *are* a public suffix are returned as
     given (lower-cased, without a trailing dot). Never raises.

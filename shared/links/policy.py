@@ -9,7 +9,7 @@ with it (``services/writer/job_policy.py``), and the web pre-checks submissions.
    (exclusion wins over the allowlist);
 3. mode ``all`` -> ``archive``, ``mode:all``;
 4. host equal to or under an ``allowlist`` entry (entries are registrable domains or
-   names below one: ``old.reddit.com`` matches ``reddit.com``; the public suffix list is
+   names below one: ``www.example.com`` matches ``example.com``; the public suffix list is
    used offline, so ``co.uk`` never matches everything) -> ``archive``,
    ``allowlist:<entry>``;
 5. a short link (``needs_resolve``, e.g. ``bit.ly``) -> ``archive``,
@@ -28,21 +28,11 @@ from typing import Literal
 from shared.links.canonical import CanonicalUrl
 from shared.links.domains import host_matches
 from shared.links.urlparts import scheme_of, supported_scheme
+from shared.platforms import registry
 
-DEFAULT_ALLOWLIST: tuple[str, ...] = (
-    "reddit.com",
-    "redd.it",
-    "tiktok.com",
-    "x.com",
-    "twitter.com",
-    "instagram.com",
-    "youtube.com",
-    "youtu.be",
-    "facebook.com",
-    "fb.watch",
-    "bsky.app",
-)
-"""Registrable domains archived in ``deletable`` mode unless DELETABLE_ALLOWLIST says otherwise."""
+DEFAULT_ALLOWLIST: tuple[str, ...] = registry.DELETABLE
+"""Registrable domains archived in ``deletable`` mode unless DELETABLE_ALLOWLIST says
+otherwise: the deletable-content platforms' (``shared.platforms.registry``)."""
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     "web.archive.org",
     "archive.org",

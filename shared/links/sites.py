@@ -6,22 +6,13 @@ short link a worker must resolve first (``needs_resolve``), or a ``redirect`` ta
 canonicalise instead (unwrapping of Google AMP / redirect links). Rules must be
 idempotent: applied to their own output they return it unchanged.
 
-Rules are looked up by registrable domain (``RULES``). Summary:
+Rules are looked up by registrable domain (``RULES``):
 
-- Reddit: ``reddit.com``, ``www.``, ``m.``, ``np.``, ``new.``, ``i.``, ``amp.``, ``sh.`` ->
-  ``https://old.reddit.com`` keeping the permalink path; reddit paths get a trailing
-  slash (old.reddit's own form). Share links ``/r/<sub>/s/<id>`` stay on www.reddit.com
-  (only it resolves them) with ``needs_resolve``; ``redd.it/<id>`` gets ``needs_resolve``;
-  ``out.reddit.com/?url=`` is unwrapped.
-- YouTube: ``youtu.be/<id>``, ``/shorts/<id>``, ``/embed/<id>``, ``/live/<id>``, ``/v/<id>``,
-  ``m.youtube.com``, ``youtube-nocookie.com`` -> ``https://www.youtube.com/watch?v=<id>``
-  keeping the start time as ``t`` (from ``t``, ``start``, ``time_continue`` or ``#t=``);
-  other watch parameters (``list``, ``index``, ...) are dropped.
-- X: ``twitter.com``, ``www.``/``mobile.``/``m.`` of twitter.com and x.com, and the
-  embed fixers (fxtwitter, vxtwitter, fixupx, fixvx) -> ``https://x.com``.
-- Instagram, TikTok, Facebook: one web host each (``www.``); their short links
-  (``vm.tiktok.com``, ``/t/<id>``, ``fb.watch``) get ``needs_resolve``.
-- Generic URL shorteners (``SHORTENERS``): ``needs_resolve``.
+- each platform's own (its canonical form, its short links), declared with its facts in
+  ``shared/platforms/facts/<platform>.py`` and read through ``shared.platforms.registry``
+  (Reddit to old.reddit.com, YouTube's short forms to the watch URL, twitter.com to x.com,
+  ...);
+- generic URL shorteners (``SHORTENERS``, and the platforms' own): ``needs_resolve``;
 - Google ``/amp/s/<url>``, ``/url?q=<url>`` and AMP-cache ``/c/s/<url>`` links are
   unwrapped to the target.
 """
@@ -29,223 +20,13 @@ Rules are looked up by registrable domain (``RULES``). Summary:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from urllib.parse import unquote
 
 from shared.links.domains import registrable_domain
-from shared.links.urlparts import SCHEME_PREFIXES, UrlParts
+from shared.links.urlparts import UrlParts
+from shared.platforms import registry
+from shared.platforms.site import SiteResult, SiteRule, redirect
 
-
-@dataclass(frozen=True, slots=True)
-class SiteResult:
-    """What a site rule decided."""
-
-    parts: UrlParts
-    needs_resolve: bool = False
-    redirect: str | None = None
-
-
-SiteRule = Callable[[UrlParts], SiteResult | None]
-
-
-def _web(p: UrlParts, host: str, path: str | None = None) -> SiteResult:
-    return SiteResult(
-        p.replace(scheme="https", host=host, port=None, fragment=None, path=path or p.path)
-    )
-
-
-def _resolve(p: UrlParts) -> SiteResult:
-    return SiteResult(p.replace(scheme="https", port=None, fragment=None), needs_resolve=True)
-
-
-def _redirect(p: UrlParts, target: str | None) -> SiteResult | None:
-    if target is None:
-        return None
-    target = unquote(target)
-    if not target.lower().startswith(SCHEME_PREFIXES):
-        return None
-    return SiteResult(p, redirect=target)
-
-
-def _with_slash(path: str) -> str:
-    last = path.rsplit("/", 1)[-1]
-    return path if path.endswith("/") or "." in last else path + "/"
-
-
-# --- Reddit ------------------------------------------------------------------------------
-
-REDDIT_WEB_HOSTS = frozenset(
-    {
-        "reddit.com",
-        "www.reddit.com",
-        "m.reddit.com",
-        "np.reddit.com",
-        "new.reddit.com",
-        "old.reddit.com",
-        "i.reddit.com",
-        "amp.reddit.com",
-        "sh.reddit.com",
-    }
-)
-_REDDIT_SHARE = re.compile(r"/r/[^/]+/s/[A-Za-z0-9_]+/?")
-_REDDIT_SHORT = re.compile(r"/[A-Za-z0-9]+/?")
-
-
-def reddit(p: UrlParts) -> SiteResult | None:
-    if p.host == "out.reddit.com":
-        return _redirect(p, p.get("url"))
-    if p.host not in REDDIT_WEB_HOSTS:
-        return None
-    if _REDDIT_SHARE.fullmatch(p.path):
-        return SiteResult(
-            p.replace(scheme="https", host="www.reddit.com", port=None, fragment=None),
-            needs_resolve=True,
-        )
-    return _web(p, "old.reddit.com", _with_slash(p.path))
-
-
-def redd_it(p: UrlParts) -> SiteResult | None:
-    if p.host != "redd.it" or not _REDDIT_SHORT.fullmatch(p.path):
-        return None
-    return _resolve(p.replace(path=p.path.rstrip("/")))
-
-
-# --- YouTube -----------------------------------------------------------------------------
-
-YOUTUBE_HOSTS = frozenset(
-    {
-        "youtube.com",
-        "www.youtube.com",
-        "m.youtube.com",
-        "youtube-nocookie.com",
-        "www.youtube-nocookie.com",
-    }
-)
-_YT_ID = re.compile(r"[A-Za-z0-9_-]{11}")
-_YT_PATH_ID = re.compile(r"/(?:shorts|embed|live|v|e)/([A-Za-z0-9_-]{11})/?")
-_YT_SHORT = re.compile(r"/([A-Za-z0-9_-]{11})/?")
-_FRAGMENT_T = re.compile(r"(?:^|&)t=([^&]+)")
-
-
-def _youtube_start(p: UrlParts) -> str | None:
-    for name in ("t", "start", "time_continue"):
-        value = p.get(name)
-        if value:
-            return value
-    if p.fragment:
-        m = _FRAGMENT_T.search(p.fragment)
-        if m:
-            return m.group(1)
-    return None
-
-
-def youtube(p: UrlParts) -> SiteResult | None:
-    video: str | None = None
-    if p.host in ("youtu.be", "www.youtu.be"):
-        m = _YT_SHORT.fullmatch(p.path)
-        video = m.group(1) if m else None
-    elif p.host in YOUTUBE_HOSTS:
-        if p.path == "/redirect":
-            return _redirect(p, p.get("q"))
-        if p.path in ("/watch", "/watch/"):
-            v = p.get("v")
-            video = v if v and _YT_ID.fullmatch(v) else None
-        else:
-            m = _YT_PATH_ID.fullmatch(p.path)
-            video = m.group(1) if m else None
-        if video is None:
-            return _web(p, "www.youtube.com")
-    else:
-        return None
-    if video is None:
-        return None
-    start = _youtube_start(p)
-    query: tuple[tuple[str, str | None], ...] = (("v", video),)
-    if start:
-        query += (("t", start),)
-    return SiteResult(UrlParts("https", "", "www.youtube.com", None, "/watch", query, None))
-
-
-# --- X / Twitter -------------------------------------------------------------------------
-
-X_HOSTS = frozenset(
-    {
-        "x.com",
-        "www.x.com",
-        "mobile.x.com",
-        "m.x.com",
-        "twitter.com",
-        "www.twitter.com",
-        "mobile.twitter.com",
-        "m.twitter.com",
-        "fxtwitter.com",
-        "www.fxtwitter.com",
-        "vxtwitter.com",
-        "www.vxtwitter.com",
-        "fixupx.com",
-        "fixvx.com",
-    }
-)
-
-
-def twitter(p: UrlParts) -> SiteResult | None:
-    return _web(p, "x.com") if p.host in X_HOSTS else None
-
-
-# --- Instagram, TikTok, Facebook ---------------------------------------------------------
-
-INSTAGRAM_HOSTS = frozenset(
-    {"instagram.com", "www.instagram.com", "m.instagram.com", "instagr.am", "www.instagr.am"}
-)
-_IG_POST = re.compile(r"(?:/[^/]+)?/(?:p|reel|reels|tv)/[A-Za-z0-9_-]+")
-
-
-def instagram(p: UrlParts) -> SiteResult | None:
-    if p.host not in INSTAGRAM_HOSTS:
-        return None
-    path = _with_slash(p.path) if _IG_POST.fullmatch(p.path) else p.path
-    return _web(p, "www.instagram.com", path)
-
-
-TIKTOK_WEB_HOSTS = frozenset({"tiktok.com", "www.tiktok.com", "m.tiktok.com"})
-TIKTOK_SHORT_HOSTS = frozenset({"vm.tiktok.com", "vt.tiktok.com"})
-_TIKTOK_T = re.compile(r"/t/[A-Za-z0-9]+/?")
-
-
-def tiktok(p: UrlParts) -> SiteResult | None:
-    if p.host in TIKTOK_SHORT_HOSTS and p.path != "/":
-        return _resolve(p)
-    if p.host not in TIKTOK_WEB_HOSTS:
-        return None
-    if _TIKTOK_T.fullmatch(p.path):
-        return _resolve(p.replace(host="www.tiktok.com"))
-    return _web(p, "www.tiktok.com")
-
-
-FACEBOOK_WEB_HOSTS = frozenset(
-    {
-        "facebook.com",
-        "www.facebook.com",
-        "m.facebook.com",
-        "mobile.facebook.com",
-        "web.facebook.com",
-        "touch.facebook.com",
-        "mbasic.facebook.com",
-    }
-)
-
-
-def facebook(p: UrlParts) -> SiteResult | None:
-    if p.host in ("l.facebook.com", "lm.facebook.com") and p.path == "/l.php":
-        return _redirect(p, p.get("u"))
-    if p.host in FACEBOOK_WEB_HOSTS:
-        return _web(p, "www.facebook.com")
-    return None
-
-
-def fb_watch(p: UrlParts) -> SiteResult | None:
-    return _resolve(p) if p.path != "/" else None
+__all__ = ["RULES", "SiteResult", "SiteRule", "apply", "rule_for"]
 
 
 # --- Shorteners, Google / AMP unwrapping -------------------------------------------------
@@ -255,7 +36,6 @@ SHORTENERS = frozenset(
         "bit.ly",
         "bitly.com",
         "tinyurl.com",
-        "t.co",
         "ow.ly",
         "buff.ly",
         "goo.gl",
@@ -270,7 +50,6 @@ SHORTENERS = frozenset(
         "tiny.cc",
         "trib.al",
         "amzn.to",
-        "fb.me",
         "wp.me",
     }
 )
@@ -293,7 +72,7 @@ def google(p: UrlParts) -> SiteResult | None:
     if p.path.startswith("/amp/") and len(p.path) > 5:
         return SiteResult(p, redirect=_amp_target(p.path[5:], False, p))
     if p.path == "/url":
-        return _redirect(p, p.get("q") or p.get("url"))
+        return redirect(p, p.get("q") or p.get("url"))
     return None
 
 
@@ -308,24 +87,9 @@ def ampproject(p: UrlParts) -> SiteResult | None:
 
 
 RULES: dict[str, SiteRule] = {
-    "reddit.com": reddit,
-    "redd.it": redd_it,
-    "youtube.com": youtube,
-    "youtu.be": youtube,
-    "youtube-nocookie.com": youtube,
-    "x.com": twitter,
-    "twitter.com": twitter,
-    "fxtwitter.com": twitter,
-    "vxtwitter.com": twitter,
-    "fixupx.com": twitter,
-    "fixvx.com": twitter,
-    "instagram.com": instagram,
-    "instagr.am": instagram,
-    "tiktok.com": tiktok,
-    "facebook.com": facebook,
-    "fb.watch": fb_watch,
+    **registry.SITE_RULES,
     "ampproject.org": ampproject,
-    **{domain: shortener for domain in SHORTENERS},
+    **{domain: shortener for domain in (*SHORTENERS, *registry.SHORTENERS)},
 }
 
 

@@ -1,11 +1,12 @@
 """Which links are videos, and which video: platform + video id across URL variants.
 
 ``media_key(url)`` names the video a URL points at, the same for every variant of it
-(``youtu.be/<id>``, ``/shorts/<id>``, ``&t=``, ``m.`` hosts, share links with ``si=`` /
-``igsh=`` / ``s=`` parameters, ``player.vimeo.com``, ``v.redd.it``...), so the writer
+(a platform's short and long forms, ``&t=``, ``m.`` hosts, share links with ``si=`` /
+``igsh=`` / ``s=`` parameters, ``player.vimeo.com``...), so the writer
 downloads a video once however many links show it. The platform names are yt-dlp's extractor
 keys in lower case, the names the media hook reports in its Media records, so a key computed
-from a URL before the download meets the key of what was downloaded.
+from a URL before the download meets the key of what was downloaded. Each platform's video
+URL forms are its facts' (``shared.platforms.registry``).
 
 A direct media file (``.mp4``, ``.webm``, ``.m3u8``, ...) is keyed ``url:`` + its URL
 without fragment and time offset (``t``, ``start``): other query parameters stay (a signed
@@ -17,6 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from shared.platforms import registry
+from shared.platforms.site import MediaRule
 
 MEDIA_EXTENSIONS = (".mp4", ".webm", ".m3u8", ".m4v", ".mov", ".mkv", ".mpd")
 """A URL whose path ends like this is a media file itself."""
@@ -45,43 +49,34 @@ def _on(host: str, *domains: str) -> bool:
     return any(host == d or host.endswith("." + d) for d in domains)
 
 
-_YT_ID = r"([A-Za-z0-9_-]{11})"
-_RULES: tuple[tuple[tuple[str, ...], str, re.Pattern[str]], ...] = (
-    (("youtu.be",), "youtube", re.compile(rf"^/{_YT_ID}(?:/|$)")),
-    (
-        ("youtube.com", "youtube-nocookie.com"),
-        "youtube",
-        re.compile(rf"^/(?:shorts|embed|live|v|e)/{_YT_ID}(?:/|$)"),
-    ),
-    (("tiktok.com",), "tiktok", re.compile(r"^/@[^/]+/(?:video|photo)/(\d+)")),
-    (("tiktok.com",), "tiktok", re.compile(r"^/(?:embed(?:/v2)?|v)/(\d+)")),
-    (("x.com", "twitter.com"), "twitter", re.compile(r"^/(?:[^/]+|i/web)/status(?:es)?/(\d+)")),
-    (("instagram.com",), "instagram", re.compile(r"^/(?:[^/]+/)?(?:p|reel|reels|tv)/([\w-]+)")),
-    (("facebook.com",), "facebook", re.compile(r"^/(?:[^/]+/)?videos/(?:[^/]+/)?(\d+)")),
-    (("facebook.com",), "facebook", re.compile(r"^/reel/(\d+)")),
-    (("fb.watch",), "facebook", re.compile(r"^/([\w-]+)")),
-    (("bsky.app",), "bluesky", re.compile(r"^/profile/[^/]+/post/([\w]+)")),
-    (("v.redd.it",), "reddit", re.compile(r"^/([\w]+)")),
-    (("streamable.com",), "streamable", re.compile(r"^/(?:[eso]/)?([\w]+)/?$")),
-    (
-        ("vimeo.com",),
-        "vimeo",
-        re.compile(r"^/(?:video/|channels/[^/]+/|groups/[^/]+/videos/)?(\d+)"),
-    ),
+VIMEO = MediaRule(
+    ("vimeo.com",),
+    re.compile(r"^/(?:video/|channels/[^/]+/|groups/[^/]+/videos/)?(\d+)"),
 )
+"""Vimeo's video URLs (a video site, not a platform whose posts are kept)."""
+RULES: tuple[tuple[str, MediaRule], ...] = (*registry.MEDIA_RULES, ("vimeo", VIMEO))
+"""(platform, rule), the platforms' first (``shared.platforms.registry``)."""
+KEYED_PLATFORMS = frozenset(platform for platform, _ in RULES)
+"""The platforms whose videos a URL names (their media keys' platforms)."""
+
+
+def _video_id(rule: MediaRule, path: str, query: dict[str, str]) -> str | None:
+    if rule.query is not None:
+        value = query.get(rule.query, "")
+        matched = rule.path.fullmatch(path) and rule.value and rule.value.fullmatch(value)
+        return value if matched else None
+    m = rule.path.match(path)
+    if m is None:
+        return None
+    return m.group("id") if "id" in rule.path.groupindex else m.group(1)
 
 
 def _platform_key(host: str, path: str, query: dict[str, str]) -> MediaKey | None:
-    if _on(host, "youtube.com", "youtube-nocookie.com") and path == "/watch":
-        vid = query.get("v", "")
-        return MediaKey("youtube", vid) if re.fullmatch(_YT_ID, vid) else None
-    if _on(host, "facebook.com") and path in ("/watch", "/watch/") and query.get("v", "").isdigit():
-        return MediaKey("facebook", query["v"])
-    for domains, platform, pattern in _RULES:
-        if _on(host, *domains):
-            m = pattern.match(path)
-            if m:
-                return MediaKey(platform, m.group(1))
+    for platform, rule in RULES:
+        if _on(host, *rule.domains):
+            video = _video_id(rule, path, query)
+            if video is not None:
+                return MediaKey(platform, video)
     return None
 
 
@@ -112,11 +107,10 @@ def names_post(url: str) -> bool:
     Bluesky post, an Instagram `/p/` post): whether it needs the media service is known only
     once its capture has read the post."""
     key = media_key(url)
-    if key is None:
-        return False
-    if key.platform == "instagram":
-        return "/p/" in _host(url)[1]
-    return key.platform in ("twitter", "bluesky")
+    site = registry.by_media_key(key.platform) if key is not None else None
+    return (
+        site is not None and site.post_may_hold_video is not None and site.post_may_hold_video(url)
+    )
 
 
 def is_video_link(url: str) -> bool:

@@ -40,10 +40,11 @@ from shared.liveness.evidence import Evidence, observed, short_words
 from shared.messages import LivenessCheck, LivenessResult
 from shared.platforms import hook
 from shared.platforms.chain import Context, PostRef, run_chain
+from shared.platforms.chains import PLATFORMS, recognise
 from shared.platforms.http import Answer, judge
 from shared.platforms.outcome import Evidence as StepEvidence
 from shared.platforms.outcome import StepOutcome, unknown
-from shared.platforms.registry import PLATFORMS, recognise
+from shared.platforms.registry import SITES, link_domains
 from shared.s3 import ObjectStore
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class Checker:
 
     async def check(self, job: LivenessCheck) -> LivenessResult:
         """Check one original; never raises for what the original or S3 do."""
-        ref = recognise(job.url)
+        ref = recognise(job.url, self._instances())
         found: _Found | None = None
         if ref is not None and self._enabled(ref.platform):
             found = await self._platform(job, ref)
@@ -102,6 +103,15 @@ class Checker:
             worker=self.env.worker,
         )
 
+    def _instances(self) -> tuple[str, ...]:
+        """The hosts of the platforms on any host (Mastodon's), as their plugins list them."""
+        found: list[str] = []
+        for name, site in SITES.items():
+            if site.instances is not None and self._enabled(name):
+                listed = str(self._values(name).get(site.instances, ""))
+                found += link_domains(name, listed)
+        return tuple(found)
+
     def _values(self, plugin: str) -> dict[str, Any]:
         return load_plugin_config(self.env.plugins_dir / plugin).values(self.env.env)
 
@@ -114,9 +124,7 @@ class Checker:
         """The platform's API steps (None when none runs: the page is checked instead)."""
         plugin = ref.platform
         platform = PLATFORMS[plugin]
-        # the reddit plugin (its own hook) has neither COOKIES_DIR nor REDDIT_STEPS
-        p = env_prefix(plugin)
-        values = {"COOKIES_DIR": "", f"{p}_STEPS": ""} | self._values(plugin)
+        values = self._values(plugin)
         settings = hook.settings(plugin, values, platform.bases, job.url)
         with hook.client(plugin, values, settings, None) as http:
             result = await run_chain(Context(settings, http), ref, platform.chain)

@@ -11,33 +11,30 @@ are in the record's facets (UTF-8 byte ranges), put back into the text here.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
+from shared.platforms.facts import bluesky as facts
 from shared.platforms.http import judge, parse_json
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "bluesky"
-TITLE = "Bluesky"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("BLUESKY_APPVIEW_URL", "BLUESKY_PLC_URL")
 """The settings naming its API base URLs."""
-POST_PATH = re.compile(r"^/profile/(?P<actor>[^/]+)/post/(?P<rkey>[A-Za-z0-9._:~-]{1,100})/?$")
 NOT_FOUND = "app.bsky.feed.defs#notFoundPost"
 BLOCKED = "app.bsky.feed.defs#blockedPost"
 STEP = "appview"
 
 
 def recognise(url: str) -> PostRef | None:
-    """A post on bsky.app (`/profile/<handle or did>/post/<rkey>`), or None."""
+    """A post on Bluesky (`/profile/<handle or did>/post/<rkey>`), or None."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower().removeprefix("www.")
-    if host != "bsky.app":
+    if host != facts.POST_HOST:
         return None
-    m = POST_PATH.match(parts.path or "/")
+    m = facts.POST_PATH.match(parts.path or "/")
     return PostRef(PLATFORM, m.group("rkey"), url, handle=m.group("actor")) if m else None
 
 

@@ -11,12 +11,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import by_class, embed, parse_page, text_of, ytdlp_step
+from shared.platforms.facts import facebook as facts
 from shared.platforms.outcome import StepOutcome
 from shared.platforms.post import Author, Post, PostMedia, iso_utc
 
 PLATFORM = "facebook"
-TITLE = "Facebook"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("FACEBOOK_EMBED_URL",)
 """The settings naming its API base URLs."""
 PATHS = (
@@ -30,13 +29,13 @@ QUERY_IDS = ("story_fbid", "fbid", "v")
 
 
 def recognise(url: str) -> PostRef | None:
-    """A public post, photo, video or reel on facebook.com or fb.watch, or None."""
+    """A public post, photo, video or reel on Facebook (its short `fb.watch` links too), or None."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if host == "fb.watch":
+    if host == facts.WATCH_HOST:
         vid = (parts.path or "/").strip("/").split("/")[0]
         return PostRef(PLATFORM, vid, url, kind="video") if vid else None
-    if host not in ("facebook.com", "www.facebook.com", "m.facebook.com", "web.facebook.com"):
+    if host not in facts.POST_HOSTS:
         return None
     query = parse_qs(parts.query)
     for name in QUERY_IDS:

@@ -35,11 +35,11 @@ from shared.hooks.config import env_prefix, hook_settings
 from shared.hooks.error_codes import LOGIN_REASONS, code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, PostRecord, emit
 from shared.platforms.chain import Context, PostRef, Settings, run_chain, store_media
+from shared.platforms.chains import PLATFORMS
 from shared.platforms.http import Client, warc_log
 from shared.platforms.outcome import ChainResult
 from shared.platforms.page import from_page
 from shared.platforms.post import Post
-from shared.platforms.registry import PLATFORMS
 
 POST_FILE = "post.json"
 SOFTWARE = "discourse-link-archiver platform steps (warcio)"

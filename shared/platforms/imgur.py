@@ -8,11 +8,10 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import oembed, ytdlp_step
+from shared.platforms.facts import imgur as facts
 from shared.platforms.outcome import StepOutcome
 
 PLATFORM = "imgur"
-TITLE = "Imgur"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("IMGUR_OEMBED_URL",)
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(
@@ -24,7 +23,7 @@ def recognise(url: str) -> PostRef | None:
     """An Imgur image, album or gallery post, or None."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if host not in ("imgur.com", "www.imgur.com", "i.imgur.com", "m.imgur.com"):
+    if host not in facts.POST_HOSTS:
         return None
     m = POST_PATH.match(parts.path or "/")
     if m is None:

@@ -7,32 +7,27 @@ unknown (`login_wall`), or `logged_out` when the operator's cookies were sent.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import by_class, embed, parse_page, text_of, ytdlp_step
+from shared.platforms.facts import instagram as facts
 from shared.platforms.outcome import StepOutcome
 from shared.platforms.post import Author, Post, PostMedia
 
 PLATFORM = "instagram"
-TITLE = "Instagram"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("INSTAGRAM_EMBED_URL",)
 """The settings naming its API base URLs."""
-POST_PATH = re.compile(
-    r"^/(?:(?P<handle>[\w.]{1,30})/)?(?P<kind>p|reels?|tv)/(?P<code>[\w-]{5,60})"
-)
 
 
 def recognise(url: str) -> PostRef | None:
     """An Instagram post, reel or IGTV video (`/p/<shortcode>/`, `/reel/<shortcode>/` ...)."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if host not in ("instagram.com", "www.instagram.com", "m.instagram.com"):
+    if host not in facts.POST_HOSTS:
         return None
-    m = POST_PATH.match(parts.path or "/")
+    m = facts.POST_PATH.match(parts.path or "/")
     if m is None:
         return None
     kind = "reel" if m.group("kind").startswith("reel") else m.group("kind")

@@ -14,6 +14,7 @@ from shared.content.walls import wall_in_html
 from shared.platforms.chain import PostRef
 from shared.platforms.outcome import StepOutcome, present, unknown
 from shared.platforms.post import Author, Post, PostMedia
+from shared.platforms.registry import SITES
 
 STEP = "browser"
 
@@ -51,18 +52,12 @@ def from_page(ref: PostRef, html: str, final_url: str, status: int | None) -> St
     return present(STEP, final_url, status, post)
 
 
-PLATFORM_NAMES = {
-    "x": "X", "bluesky": "Bluesky", "tiktok": "TikTok", "instagram": "Instagram",
-    "youtube": "YouTube", "reddit": "Reddit", "facebook": "Facebook", "imgur": "Imgur",
-    "streamable": "Streamable", "telegram": "Telegram",
-}  # fmt: skip
-
-
 def post_metadata(post: Post) -> PageMetadata:
     """A link's metadata from its post: its own title (YouTube, Reddit), else "Name (@handle)
     on X" (the form shared.content.platforms gives posts' page titles), the author, the time,
     the text as the description, the platform as the site."""
-    name = PLATFORM_NAMES.get(post.platform, post.platform)
+    site = SITES.get(post.platform)
+    name = site.title if site is not None else post.platform
     who = post.author.name or post.author.handle
     title = post.title
     if not title and who:

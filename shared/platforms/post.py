@@ -1,5 +1,5 @@
 """The post: one shape for a post on every platform (X, Bluesky, TikTok, Instagram, YouTube,
-Reddit, Facebook, Imgur, Streamable, Telegram).
+Reddit, Facebook, Imgur, Streamable, Telegram, Mastodon).
 
 A platform hook keeps it as `post.json` (artifact kind `post`) and prints it as a Post
 record (shared.hooks.records.PostRecord); the writer stores it, indexes its text for search,

@@ -1,5 +1,5 @@
 """Reddit: the post from the permalink's thread JSON (the reddit plugin already fetches it;
-the JSON is read by shared.content.reddit): self text or link, author, time, score, the
+the JSON is read by shared.platforms.reddit_thread): self text or link, author, time, score, the
 comment tree to `reply_depth` levels (at most `replies` comments). `[deleted]` and
 `[removed]` are kept as Reddit shows them; a post Reddit marks removed
 (`removed_by_category`, or its text and author gone) is `gone`, with what it still shows.
@@ -10,7 +10,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from shared.content.reddit import (
+from shared.platforms.chain import Chain, Context, PostRef
+from shared.platforms.http import get_json
+from shared.platforms.outcome import StepOutcome, gone, present, unknown
+from shared.platforms.post import Author, Counts, Post, PostMedia
+from shared.platforms.reddit_thread import (
     Comment,
     NotAThread,
     Thread,
@@ -19,14 +23,8 @@ from shared.content.reddit import (
     parse_thread,
     thread_path,
 )
-from shared.platforms.chain import Chain, Context, PostRef
-from shared.platforms.http import get_json
-from shared.platforms.outcome import StepOutcome, gone, present, unknown
-from shared.platforms.post import Author, Counts, Post, PostMedia
 
 PLATFORM = "reddit"
-TITLE = "Reddit"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("REDDIT_JSON_BASE",)
 """The settings naming its API base URLs."""
 STEP = "thread-json"

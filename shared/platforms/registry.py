@@ -1,15 +1,23 @@
-"""Which platform a link is on, and that platform's chain."""
+"""Every platform the product knows, and the one way the rest of the tree learns about them:
+the link rules (canonical forms, short links, https-only domains, the default deletable
+allowlist), video keys, walls, titles and which plugin runs for a link read these tables, so
+no module outside `shared/platforms` spells a platform's host (tests/platforms/
+test_registry.py checks it).
+
+Each platform's facts are one module, `shared/platforms/facts/<platform>.py`; its chain (the
+API steps, which import the fetching code and yt-dlp) is `shared/platforms/<platform>.py`,
+and `shared/platforms/chains.py` pairs the two. This module imports the facts alone, so the
+link rules, low in the tree and used by the poller, the writer and the web, stay light.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from shared.platforms import (
+from shared.platforms.facts import (
     bluesky,
     facebook,
     imgur,
     instagram,
+    mastodon,
     reddit,
     streamable,
     telegram,
@@ -17,32 +25,62 @@ from shared.platforms import (
     x,
     youtube,
 )
-from shared.platforms.chain import Chain, PostRef
+from shared.platforms.site import MediaRule, PostTitle, Site, SiteRule
 
-
-@dataclass(frozen=True)
-class Platform:
-    """One platform: its name (the plugin's), how it knows its links, its chain."""
-
-    name: str
-    title: str
-    """Its name as readers know it ('X', 'TikTok')."""
-    recognise: Callable[[str], PostRef | None]
-    chain: Chain
-    bases: tuple[str, ...]
-    """The settings naming its API base URLs (config.json of its plugin)."""
-
-
-PLATFORMS: dict[str, Platform] = {
-    m.PLATFORM: Platform(m.PLATFORM, m.TITLE, m.recognise, m.CHAIN, m.BASES)
-    for m in (x, bluesky, tiktok, instagram, youtube, reddit, facebook, imgur, streamable, telegram)
+SITES: dict[str, Site] = {
+    m.SITE.name: m.SITE
+    for m in (
+        x,
+        bluesky,
+        tiktok,
+        instagram,
+        youtube,
+        reddit,
+        facebook,
+        imgur,
+        streamable,
+        telegram,
+        mastodon,
+    )
 }
+"""Every platform by name (its plugin's), in the order its links are tried."""
 
 
-def recognise(url: str) -> PostRef | None:
-    """The post a link names, on whichever platform it is."""
-    for platform in PLATFORMS.values():
-        ref = platform.recognise(url)
-        if ref is not None:
-            return ref
-    return None
+SITE_RULES: dict[str, SiteRule] = {d: r for s in SITES.values() for d, r in s.rules.items()}
+"""Each platform domain's canonical-form rule (`shared.links.sites`)."""
+SHORTENERS: tuple[str, ...] = tuple(d for s in SITES.values() for d in s.shorteners)
+"""The platforms' own short-link domains (resolved before anything is decided)."""
+HTTPS_ONLY: tuple[str, ...] = tuple(d for s in SITES.values() for d in s.https_only)
+"""The platforms' domains whose `http://` links are upgraded (`shared.links.domains`)."""
+DELETABLE: tuple[str, ...] = tuple(d for s in SITES.values() for d in s.deletable)
+"""The deletable-content domains: the default `DELETABLE_ALLOWLIST`."""
+MEDIA_RULES: tuple[tuple[str, MediaRule], ...] = tuple(
+    (s.media_key, rule) for s in SITES.values() if s.media_key for rule in s.media_rules
+)
+"""(media key platform, rule): the URL forms naming a platform's video (`shared.links.video`)."""
+WALLS = {d: w for s in SITES.values() for d, w in s.walls.items()}
+"""The words of a platform's logged-out shell, by domain (`shared.content.walls`)."""
+CONSENT_HOSTS: tuple[str, ...] = tuple(h for s in SITES.values() for h in s.consent_hosts)
+"""Hosts that are a platform's consent gate."""
+AUTHOR_IN_TITLE = {d: p for s in SITES.values() for d, p in s.author_in_title.items()}
+"""The og:title form naming the author, by domain (`shared.content.platforms`)."""
+POST_TITLES: dict[str, tuple[PostTitle, str]] = {
+    d: (t, s.title) for s in SITES.values() for d, t in s.post_titles.items()
+}
+"""A post page's title form and its platform's name, by domain."""
+TITLE_WRAPPERS = tuple(s.title_wrapper for s in SITES.values() if s.title_wrapper)
+"""Text platforms wrap every page title in."""
+
+
+def by_media_key(platform: str) -> Site | None:
+    """The platform whose videos have this media key platform (`twitter` -> X)."""
+    return next((s for s in SITES.values() if s.media_key == platform), None)
+
+
+def link_domains(name: str, instances: str = "") -> tuple[str, ...]:
+    """The domains of a platform's links (those its plugin runs for): its own, or for a
+    platform on any host the instances its setting lists (`instances`, comma-separated)."""
+    site = SITES[name]
+    if site.instances is None:
+        return site.links
+    return tuple(h.strip().lower() for h in instances.split(",") if h.strip())

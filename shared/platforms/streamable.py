@@ -8,11 +8,10 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import oembed, ytdlp_step
+from shared.platforms.facts import streamable as facts
 from shared.platforms.outcome import StepOutcome
 
 PLATFORM = "streamable"
-TITLE = "Streamable"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("STREAMABLE_OEMBED_URL",)
 """The settings naming its API base URLs."""
 VIDEO_PATH = re.compile(r"^/(?:[eso]/)?(?P<id>[A-Za-z0-9]{3,20})/?$")
@@ -21,7 +20,7 @@ VIDEO_PATH = re.compile(r"^/(?:[eso]/)?(?P<id>[A-Za-z0-9]{3,20})/?$")
 def recognise(url: str) -> PostRef | None:
     """A Streamable video (`/<id>`, `/e/<id>`), or None."""
     parts = urlsplit(url)
-    if (parts.hostname or "").lower().removeprefix("www.") != "streamable.com":
+    if (parts.hostname or "").lower().removeprefix("www.") != facts.DOMAIN:
         return None
     m = VIDEO_PATH.match(parts.path or "/")
     return PostRef(PLATFORM, m.group("id"), url, kind="video") if m else None

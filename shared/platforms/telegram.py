@@ -11,12 +11,11 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import by_class, embed, parse_page, text_of, ytdlp_step
+from shared.platforms.facts import telegram as facts
 from shared.platforms.outcome import StepOutcome, gone, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
 
 PLATFORM = "telegram"
-TITLE = "Telegram"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("TELEGRAM_EMBED_URL",)
 """The settings naming its API base URLs."""
 POST_PATH = re.compile(r"^/(?:s/)?(?P<channel>[A-Za-z]\w{3,31})/(?P<id>\d{1,12})/?$")
@@ -25,9 +24,9 @@ VIEWS = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KM]?)$")
 
 
 def recognise(url: str) -> PostRef | None:
-    """A post of a public channel (`t.me/<channel>/<id>`, `t.me/s/<channel>/<id>`)."""
+    """A post of a public channel (`/<channel>/<id>`, `/s/<channel>/<id>` on its hosts)."""
     parts = urlsplit(url)
-    if (parts.hostname or "").lower() not in ("t.me", "telegram.me", "www.t.me"):
+    if (parts.hostname or "").lower() not in facts.POST_HOSTS:
         return None
     m = POST_PATH.match(parts.path or "/")
     return PostRef(PLATFORM, m.group("id"), url, m.group("channel")) if m else None

@@ -16,16 +16,13 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import oembed, page, ytdlp_step
+from shared.platforms.facts import tiktok as facts
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "tiktok"
-TITLE = "TikTok"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("TIKTOK_WEB_URL", "TIKTOK_OEMBED_URL")
 """The settings naming its API base URLs."""
-POST_PATH = re.compile(r"^/@(?P<handle>[\w.-]{1,64})/(?P<kind>video|photo)/(?P<id>\d{5,25})")
-EMBED_PATH = re.compile(r"^/(?:embed(?:/v2)?|v)/(?P<id>\d{5,25})")
 DATA_SCRIPT = re.compile(
     r'<script[^>]+id="__UNIVERSAL_DATA_FOR_REHYDRATION__"[^>]*>(?P<json>.*?)</script>', re.S
 )
@@ -37,13 +34,13 @@ def recognise(url: str) -> PostRef | None:
     `/embed/v2/<id>`), or None."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if host not in ("tiktok.com", "www.tiktok.com", "m.tiktok.com"):
+    if host not in facts.WEB_HOSTS:
         return None
     path = parts.path or "/"
-    m = POST_PATH.match(path)
+    m = facts.POST_PATH.match(path)
     if m:
         return PostRef(PLATFORM, m.group("id"), url, m.group("handle"), m.group("kind"))
-    e = EMBED_PATH.match(path)
+    e = facts.EMBED_PATH.match(path)
     return PostRef(PLATFORM, e.group("id"), url) if e else None
 
 

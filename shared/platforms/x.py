@@ -21,17 +21,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from yt_dlp.jsinterp import js_number_to_string
 
 from shared.platforms.chain import Chain, Context, PostRef
+from shared.platforms.facts import x as facts
 from shared.platforms.http import get_json, judge, parse_json
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 
 PLATFORM = "x"
-TITLE = "X"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ("X_SYNDICATION_URL", "FXTWITTER_API_URL")
 """The settings naming its API base URLs."""
-HOSTS = ("x.com", "twitter.com", "mobile.twitter.com", "mobile.x.com")
-STATUS_PATH = re.compile(r"^/(?:(?P<handle>\w{1,15})|i(?:/web)?)/status(?:es)?/(?P<id>\d{1,25})")
 TOMBSTONE_REASONS = (
     (re.compile(r"deleted by the (post|tweet) author|was deleted", re.I), "deleted"),
     (re.compile(r"suspended", re.I), "suspended"),
@@ -42,12 +39,12 @@ UNAVAILABLE_REASONS = {"Protected": "protected", "Suspended": "suspended"}
 
 
 def recognise(url: str) -> PostRef | None:
-    """A post on X (x.com, twitter.com, mobile hosts), or None."""
+    """A post on X (its hosts, `facts.POST_HOSTS`), or None."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower().removeprefix("www.")
-    if host not in HOSTS:
+    if host not in facts.POST_HOSTS:
         return None
-    m = STATUS_PATH.match(parts.path or "/")
+    m = facts.STATUS_PATH.match(parts.path or "/")
     if m is None:
         return None
     handle = m.group("handle")

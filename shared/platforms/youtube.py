@@ -10,8 +10,6 @@ from shared.platforms.chain import Chain, PostRef
 from shared.platforms.embeds import ytdlp_step
 
 PLATFORM = "youtube"
-TITLE = "YouTube"
-"""The platform's name as readers know it."""
 BASES: tuple[str, ...] = ()
 """The settings naming its API base URLs."""
 

@@ -144,9 +144,10 @@ async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
     nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
 ) -> None:
     """Once every hook whose plugin declares `x-contacts-host` has ended (navigate and adjust,
-    skipped here without a browser; fetch; reddit, skipped for this link), the worker says so
-    once, before the step 5 and step 8 hooks report: the writer gives the host's slot to its
-    next capture while this one post-processes."""
+    skipped here without a browser; fetch, the last: reddit runs for Reddit links only), the
+    worker says so once, as the last one ends (before its final result is sent) and before
+    the step 5 and step 8 hooks report: the writer gives the host's slot to its next capture
+    while this one post-processes."""
     got = await capture_one(nats_url, s3_env, f"{site.base}/p", tmp_path)
     [(release, said)] = [(i, m) for i, m in enumerate(got) if isinstance(m, HostReleased)]
     assert (said.snapshot_id, said.attempt, said.run) == ("snap1", 1, 1)
@@ -157,7 +158,8 @@ async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
         and isinstance(m.record, ArchiveResultRecord)
         and m.record.status not in ("queued", "started")
     }
-    assert ended["fetch"] < release < min(ended["screenshot"], ended["metadata"])
+    assert max(ended["navigate"], ended["adjust"]) < release < ended["fetch"]
+    assert ended["fetch"] < min(ended["screenshot"], ended["metadata"])
 
 
 async def test_invalid_job_is_terminated_and_does_not_block(

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shared.hooks.config import hook_settings, load_plugin_config
+from shared.hooks.config import hook_settings, load_plugin_config, read_schema
 from shared.settings import CommonSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,7 +22,7 @@ def hook_code(plugin: Path) -> list[Path]:
 
 
 def declared(plugin: Path) -> dict[str, Any]:
-    props: dict[str, Any] = json.loads((plugin / "config.json").read_text())["properties"]
+    props: dict[str, Any] = read_schema(plugin / "config.json")["properties"]
     return props
 
 

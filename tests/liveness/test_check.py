@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from shared.content.reddit import on_host
 from shared.liveness.check import CheckEnv, Checker
 from shared.liveness.compare import post_digest
 from shared.messages import LivenessCheck, LivenessResult
+from shared.platforms.reddit_thread import on_host
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 from testkit import bluesky_data as bsky
+from testkit import mastodon_data as mastodon
 from testkit import platform_data as data
 from testkit.httpserver import FixtureServer, Reply, Serve
 from testkit.platform_pages import TIKTOK_IDS
@@ -240,6 +241,10 @@ TIKTOK = "https://www.tiktok.com/@ada.example/video/{}"
             "tiktok:webpage",
         ),
         ("https://t.me/examplechannel/404", "gone", True, "telegram:embed"),
+        (mastodon.status_url("normal"), "present", False, "mastodon:status-api"),
+        (mastodon.status_url("not_found"), "gone", False, "mastodon:status-api"),
+        (mastodon.status_url("rate_limited"), "unknown", False, "mastodon:status-api"),
+        (mastodon.status_url("server_error"), "unknown", False, "mastodon:status-api"),
     ],
 )
 async def test_a_platform_post_answers_from_its_api(
@@ -252,11 +257,23 @@ async def test_a_platform_post_answers_from_its_api(
         assert result.words, "the platform's own words are kept"
 
 
+async def test_a_mastodon_link_off_the_listed_instances_is_checked_as_a_page(
+    platforms: PlatformServer,
+) -> None:
+    """A status-shaped URL on a host MASTODON_INSTANCES does not list is no Mastodon post:
+    its page is asked, never an API on a host that may not be an instance."""
+    url = f"{platforms.base}/@ada/{mastodon.STATUS_IDS['normal']}"
+    result = await platform_checker(platforms).check(job(url))
+    assert result.via == "http", result
+    listed = checker(None, **platforms.bases(), MASTODON_INSTANCES="127.0.0.1")
+    assert (await listed.check(job(url))).via.startswith("mastodon:")
+
+
 async def test_a_post_whose_words_changed_is_a_change(platforms: PlatformServer) -> None:
     url = X.format(data.X_IDS["normal"])
     first = await platform_checker(platforms).check(job(url, post_sha256="0" * 64))
     assert (first.answer, first.changed) == ("present", True)
-    from shared.platforms.registry import recognise
+    from shared.platforms.chains import recognise
     from testkit.platform_server import run_platform
 
     found = await run_platform(platforms, url)

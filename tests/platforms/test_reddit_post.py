@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from shared.content.reddit import parse_thread
 from shared.platforms import reddit
+from shared.platforms.reddit_thread import parse_thread
 
 CORPORA = (
     Path(__file__).resolve().parents[2].parent

@@ -4,8 +4,9 @@ two)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from shared.hooks.config import read_schema
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 KEEP_REPLIES = {"bluesky": "BLUESKY_REPLIES", "reddit": "REDDIT_REPLIES"}
@@ -17,7 +18,7 @@ tests/content/test_reddit.py). YouTube's comments are YOUTUBE_COMMENTS."""
 def declared_reply_settings() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for config in sorted(PLUGINS.glob("*/config.json")):
-        names = [k for k in json.loads(config.read_text())["properties"] if k.endswith("_REPLIES")]
+        names = [k for k in read_schema(config)["properties"] if k.endswith("_REPLIES")]
         if names:
             found[config.parent.name] = names
     return found

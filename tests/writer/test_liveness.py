@@ -12,6 +12,7 @@ from typing import Any
 from services.writer.liveness.budget import HostBudget
 from services.writer.liveness.rules import LivenessRules
 from services.writer.liveness.schedule import parse_schedule
+from services.writer.liveness.verdicts import platform_of
 from shared.hooks.records import ArchiveResultRecord
 from shared.messages import CheckCommand, LivenessCheck, TakedownCommand
 from testkit.writer_harness import T0, Harness, done, event, occ, post
@@ -322,3 +323,13 @@ def test_a_dispatcher_run_never_walks_every_watched_link(h: Harness) -> None:
             continue
         plan = " | ".join(row[3] for row in h.conn.execute("EXPLAIN QUERY PLAN " + sql))
         assert "SCAN s" not in plan and "SCAN liveness_schedule" not in plan, (sql, plan)
+
+
+def test_a_verdict_names_the_platform_that_answered() -> None:
+    """Mastodon's links are known by the archiver's MASTODON_INSTANCES, not by their URL: the
+    check's `via` names the platform; other links are named by their URL, as before."""
+    status = "https://mastodon.social/@ada/113000000000000001"
+    assert platform_of(status, "mastodon:status-api") == "mastodon"
+    assert platform_of(status, "http") == "web"
+    assert platform_of("https://x.com/ada/status/1", "http") == "x"
+    assert platform_of("https://x.com/ada/status/1", "x:syndication") == "x"

@@ -41,6 +41,7 @@ def apply_check_result(ctx: ApplyContext, result: LivenessResult) -> None:
         found,
         newest=(result.answer, result.tombstone),
         changed=bool(result.changed),
+        via=result.via,
     )
     in_a_row = 0
     for s in reversed(seen):

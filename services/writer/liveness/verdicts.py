@@ -8,12 +8,18 @@ import sqlite3
 
 from services.writer.liveness.observations import code
 from services.writer.liveness.verdict import Verdict
+from shared.platforms.chains import recognise
 from shared.platforms.outcome import Answer
-from shared.platforms.registry import recognise
+from shared.platforms.registry import SITES
 
 
-def platform_of(url: str) -> str:
-    """The platform whose post the link is (x, reddit ...), else `web`."""
+def platform_of(url: str, via: str = "") -> str:
+    """The platform whose post the link is (x, reddit ...), else `web`: the one whose API
+    answered the check (`via`, `mastodon:status-api`: only the archiver knows a platform on
+    any host, by its plugin's instances), else the one its URL names."""
+    head = via.split(":", 1)[0]
+    if head in SITES:
+        return head
     ref = recognise(url)
     return ref.platform if ref is not None else "web"
 
@@ -25,9 +31,11 @@ def update(
     *,
     newest: tuple[Answer, bool],
     changed: bool,
+    via: str = "",
 ) -> None:
     """Store the link's verdict after a check whose answer was `newest` (answer, tombstone);
-    `changed`: that check saw the text changed (the link then reads as edited, for good).
+    `changed`: that check saw the text changed (the link then reads as edited, for good);
+    `via`: what answered it (the platform's API step, or `http`).
     `gone_at` is when the state first became `gone` (kept while it stays gone)."""
     if found.last_checked_at is None:
         return
@@ -56,7 +64,7 @@ def update(
             code(*newest),
             checked if found.state == "gone" else None,
             int(changed),
-            platform_of(str(url[0])),
+            platform_of(str(url[0]), via),
         ),
     )
 

@@ -1,4 +1,5 @@
-"""shared.content.reddit: page verdicts, URLs, and the thread parser on PRAW's recordings."""
+"""shared.platforms.reddit_thread: page verdicts, URLs, and the thread parser on PRAW's
+recordings."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.content.reddit import (
+from shared.platforms.reddit_thread import (
     NotAThread,
     classify_page,
     is_reddit,

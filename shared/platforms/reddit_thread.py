@@ -17,9 +17,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from shared.content.metadata import PageMetadata
+from shared.platforms.facts import reddit as facts
 
 Verdict = Literal["ok", "blocked", "login", "over18", "not_found", "error"]
-REDDIT_HOSTS = ("reddit.com", "redd.it")
 BLOCK_MARKERS = re.compile(
     r"whoa there, pardner|you've been blocked by network security|"
     r"your request has been blocked|too many requests|blocked due to|prove your humanity",
@@ -38,9 +38,9 @@ COMMENTS_PATH = re.compile(r"^(/r/[^/]+)?/comments/([a-z0-9]+)", re.I)
 
 
 def is_reddit(url: str) -> bool:
-    """True for reddit.com (any subdomain) and redd.it links."""
+    """True for a link on one of Reddit's domains (or below: its short links too)."""
     host = (urlsplit(url).hostname or "").lower()
-    return any(host == h or host.endswith("." + h) for h in REDDIT_HOSTS)
+    return any(host == h or host.endswith("." + h) for h in facts.DOMAINS)
 
 
 def thread_path(url: str) -> str | None:
@@ -264,7 +264,7 @@ def thread_metadata(thread: Thread) -> PageMetadata:
         published_at=_iso(thread.created_utc),
         site_name=thread.subreddit or "Reddit",
         description=" ".join(html.unescape(description).split())[:300] or None,
-        canonical_url=("https://old.reddit.com" + thread.permalink) if thread.permalink else None,
+        canonical_url=facts.SITE.origin + thread.permalink if thread.permalink else None,
     )
 
 

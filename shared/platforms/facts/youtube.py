@@ -1,0 +1,91 @@
+"""YouTube: its hosts, canonical form (`https://www.youtube.com/watch?v=<id>`, keeping the
+start time as `t`), its video URLs and its consent gate."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from shared.platforms.site import MediaRule, Site, SiteResult, redirect, web
+
+if TYPE_CHECKING:
+    from shared.links.urlparts import UrlParts
+
+HOST = "www.youtube.com"
+WEB_HOSTS = frozenset(
+    {"youtube.com", HOST, "m.youtube.com", "youtube-nocookie.com", "www.youtube-nocookie.com"}
+)
+SHORT_HOSTS = ("youtu.be", "www.youtu.be")
+VIDEO_ID = r"[A-Za-z0-9_-]{11}"
+_ID = re.compile(VIDEO_ID)
+_PATH_ID = re.compile(rf"/(?:shorts|embed|live|v|e)/({VIDEO_ID})/?")
+_SHORT = re.compile(rf"/({VIDEO_ID})/?")
+_FRAGMENT_T = re.compile(r"(?:^|&)t=([^&]+)")
+
+
+def _start(p: UrlParts) -> str | None:
+    for name in ("t", "start", "time_continue"):
+        value = p.get(name)
+        if value:
+            return value
+    if p.fragment:
+        m = _FRAGMENT_T.search(p.fragment)
+        if m:
+            return m.group(1)
+    return None
+
+
+def canonical(p: UrlParts) -> SiteResult | None:
+    """`youtu.be/<id>`, `/shorts/<id>`, `/embed/<id>`, `/live/<id>`, `/v/<id>`, `m.` and the
+    nocookie hosts -> the watch URL; other watch parameters dropped."""
+    video: str | None = None
+    if p.host in SHORT_HOSTS:
+        m = _SHORT.fullmatch(p.path)
+        video = m.group(1) if m else None
+    elif p.host in WEB_HOSTS:
+        if p.path == "/redirect":
+            return redirect(p, p.get("q"))
+        if p.path in ("/watch", "/watch/"):
+            v = p.get("v")
+            video = v if v and _ID.fullmatch(v) else None
+        else:
+            m = _PATH_ID.fullmatch(p.path)
+            video = m.group(1) if m else None
+        if video is None:
+            return web(p, HOST)
+    else:
+        return None
+    if video is None:
+        return None
+    start = _start(p)
+    query: tuple[tuple[str, str | None], ...] = (("v", video),)
+    if start:
+        query += (("t", start),)
+    parts = dict(scheme="https", userinfo="", host=HOST, port=None, path="/watch", fragment=None)
+    return SiteResult(p.replace(query=query, **parts))
+
+
+DOMAINS = ("youtube.com", "youtu.be", "youtube-nocookie.com")
+SITE = Site(
+    name="youtube",
+    title="YouTube",
+    links=DOMAINS,
+    rules=dict.fromkeys(DOMAINS, canonical),
+    deletable=("youtube.com", "youtu.be"),
+    https_only=DOMAINS,
+    media_key="youtube",
+    media_rules=(
+        MediaRule(("youtube.com", "youtube-nocookie.com"), re.compile(r"/watch"), "v", _ID),
+        MediaRule(("youtu.be",), re.compile(rf"^/({VIDEO_ID})(?:/|$)")),
+        MediaRule(
+            ("youtube.com", "youtube-nocookie.com"),
+            re.compile(rf"^/(?:shorts|embed|live|v|e)/({VIDEO_ID})(?:/|$)"),
+        ),
+    ),
+    walls={
+        "youtube.com": re.compile(
+            r"sign in to confirm you.re not a bot|before you continue to youtube", re.I
+        )
+    },
+    consent_hosts=("consent.youtube.com",),
+)
