@@ -21,7 +21,7 @@ from services.writer.commands import apply_rearchive, apply_submit
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.done import apply_capture_done, apply_host_released
-from services.writer.evidence import apply_evidence_report, apply_timestamp_result
+from services.writer.evidence_store import apply_evidence_report, apply_timestamp_result
 from services.writer.external_archives import apply_external_result
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy

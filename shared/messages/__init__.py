@@ -25,7 +25,7 @@ from shared.messages.commands import (
     TakedownCommand,
     UndoTakedownCommand,
 )
-from shared.messages.evidence import (
+from shared.messages.evidence_report import (
     EvidenceReport,
     TimestampFinal,
     TimestampJob,
