@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 from services.writer.liveness.observations import code
-from services.writer.liveness.verdict import Verdict
+from services.writer.liveness.verdict import LivenessVerdict
 from shared.platforms.outcome import Answer
 from shared.platforms.registry import recognise
 
@@ -21,7 +21,7 @@ def platform_of(url: str) -> str:
 def update(
     conn: sqlite3.Connection,
     link_id: int,
-    found: Verdict,
+    found: LivenessVerdict,
     *,
     newest: tuple[Answer, bool],
     changed: bool,
