@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import get_args
 
-from services.writer import apply, results
+from services.writer import apply, capture_results
 from shared.hooks import records
 from shared.subjects import CONSUMERS, MODELS
 
@@ -55,7 +55,7 @@ def test_every_subject_has_its_consumer_and_handler() -> None:
 
 def test_every_hook_record_type_has_one_handler() -> None:
     union = get_args(records.HookRecord)[0]  # Annotated[Union[...], discriminator]
-    assert set(results.RECORD_HANDLERS) == set(get_args(union))
+    assert set(capture_results.RECORD_HANDLERS) == set(get_args(union))
 
 
 def _tables() -> set[str]:
