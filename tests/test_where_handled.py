@@ -12,6 +12,7 @@ import pytest
 from services.writer import apply, capture_results
 from shared.hooks import records
 from shared.subjects import CONSUMERS, MODELS
+from tests.test_architecture import modules_imported
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "architecture.md"
@@ -188,18 +189,6 @@ def _names(path: Path) -> set[str]:
     return found
 
 
-def _imported(path: Path) -> set[str]:
-    """Every module a Python file imports, in full (``from a import b`` counts ``a.b`` too)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return found
-
-
 def _refers_to(asker: Path, owner: str) -> bool:
     """Whether a file (or a file of a folder) asks the owner: it imports the owner module or
     names its function; an owner that is no module (a folder, a plugin's config.json) by its
@@ -209,7 +198,7 @@ def _refers_to(asker: Path, owner: str) -> bool:
     if path.endswith(".py"):
         module = path.removesuffix(".py").replace("/", ".")
         return any(
-            module in _imported(f) or (function and function.split(".")[-1] in _names(f))
+            module in modules_imported(f) or (function and function.split(".")[-1] in _names(f))
             for f in files
         )
     name = Path(path.rstrip("/")).name
