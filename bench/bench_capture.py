@@ -48,9 +48,9 @@ from services.supervisor.children import free_ports
 from services.supervisor.infra import S3Credentials, start_nats, start_weed
 from shared import bus
 from shared import processes as proctree
-from shared.capture.config import WorkerConfig
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import run_worker
+from shared.capture.worker_config import WorkerConfig
 from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
 from shared.messages import CaptureDone, CaptureJob

@@ -36,7 +36,7 @@ TEMPORARY_DNS_ERRORS = frozenset({socket.EAI_AGAIN})
 
 
 @dataclass(frozen=True)
-class Answer:
+class DnsAnswer:
     """One name's cached answer: its addresses, or the error the lookup raised."""
 
     addresses: tuple[str, ...]
@@ -62,17 +62,17 @@ class DnsCache:
         workers: int = 16,
     ) -> None:
         self.ttl, self.size, self.transient_ttl = ttl, size, transient_ttl
-        self._answers: OrderedDict[str, Answer] = OrderedDict()
+        self._answers: OrderedDict[str, DnsAnswer] = OrderedDict()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(workers)
-        self._inflight: dict[tuple[asyncio.AbstractEventLoop, str], asyncio.Future[Answer]] = {}
+        self._inflight: dict[tuple[asyncio.AbstractEventLoop, str], asyncio.Future[DnsAnswer]] = {}
 
     def clear(self) -> None:
         """Forget every answer (a new lookup function, new settings)."""
         with self._lock:
             self._answers.clear()
 
-    def cached(self, host: str) -> Answer | None:
+    def cached(self, host: str) -> DnsAnswer | None:
         """The unexpired answer for host, if any."""
         key = host.lower()
         with self._lock:
@@ -85,7 +85,7 @@ class DnsCache:
             self._answers.move_to_end(key)
             return answer
 
-    def _store(self, host: str, answer: Answer) -> None:
+    def _store(self, host: str, answer: DnsAnswer) -> None:
         if self.size <= 0:
             return
         with self._lock:
@@ -94,7 +94,7 @@ class DnsCache:
             while len(self._answers) > self.size:
                 self._answers.popitem(last=False)
 
-    def _call(self, lookup: Lookup, host: str, port: int) -> Answer:
+    def _call(self, lookup: Lookup, host: str, port: int) -> DnsAnswer:
         """Run the lookup and cache what it says."""
         try:
             with self._slots:
@@ -102,9 +102,9 @@ class DnsCache:
         except (OSError, UnicodeError) as exc:  # gaierror; an IDNA label it cannot encode
             transient = isinstance(exc, socket.gaierror) and exc.errno in TEMPORARY_DNS_ERRORS
             ttl = self.transient_ttl if transient else self.ttl
-            answer = Answer((), exc, time.monotonic() + ttl)
+            answer = DnsAnswer((), exc, time.monotonic() + ttl)
         else:
-            answer = Answer(addresses, None, time.monotonic() + self.ttl)
+            answer = DnsAnswer(addresses, None, time.monotonic() + self.ttl)
         self._store(host, answer)
         return answer
 
@@ -138,7 +138,7 @@ class DnsCache:
     def _answer(
         self,
         loop: asyncio.AbstractEventLoop,
-        pending: asyncio.Future[Answer],
+        pending: asyncio.Future[DnsAnswer],
         lookup: Lookup,
         host: str,
         port: int,

@@ -184,3 +184,48 @@ def test_services_start_one_way(service: str) -> None:
 
 def test_every_long_running_service_is_listed() -> None:
     assert set(SERVICES) - {"supervisor"} == set(ON_THE_COMMON_ENTRY)
+
+
+SAME_NAME_EVERYWHERE = {
+    "__init__.py": "a package's own module",
+    "__main__.py": "what `python -m <package>` runs",
+    "service.py": "a service's SERVICE and body (shared/capture/service.py: a capture worker's)",
+    "settings.py": "a package's settings class (shared/settings.py: the settings all share)",
+    "metrics.py": "a package's Prometheus metrics",
+    "app.py": "an application object: the web's UI (services/web/app.py), its replay origin "
+    "(services/web/replay/app.py), the `dla` command (services/supervisor/cli/app.py)",
+}
+"""Module names that mean the same thing in every package they are in (issue 33, item 4):
+the package around them says which."""
+UNTIL_THE_PLATFORM_MERGE = {
+    "canonical.py": {"shared/content/canonical.py", "shared/links/canonical.py"},
+    "extract.py": {"shared/content/extract.py", "shared/links/extract.py"},
+    "reddit.py": {"shared/content/reddit.py", "shared/platforms/reddit.py"},
+    "video.py": {"shared/content/video.py", "shared/links/video.py"},
+}
+"""Shared names in folders being restructured on another branch (`platform`), renamed after
+it merges: a pair that no longer shares its name leaves this list."""
+
+
+def _product_packages() -> list[Path]:
+    """The top-level packages of product code: `shared`, and each service."""
+    return [REPO / "shared", *(REPO / "services" / s for s in SERVICES)]
+
+
+def test_no_two_modules_of_one_package_share_a_name() -> None:
+    """A module's name says which module it is, without its folder: `evidence.py` in five
+    folders of one package meant five things (issue 33, item 4)."""
+    shared_names: dict[str, set[str]] = {}
+    for top in _product_packages():
+        by_name: dict[str, set[str]] = {}
+        for path in top.rglob("*.py"):
+            if "tests" in path.relative_to(REPO).parts:
+                continue
+            by_name.setdefault(path.name, set()).add(str(path.relative_to(REPO)))
+        for name, paths in by_name.items():
+            if len(paths) > 1 and name not in SAME_NAME_EVERYWHERE:
+                shared_names[name] = paths
+    assert shared_names == UNTIL_THE_PLATFORM_MERGE, (
+        "rename so that each name says which (or, if it is a per-package convention like "
+        "settings.py, list it in SAME_NAME_EVERYWHERE with why)"
+    )

@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 from typing import get_args
 
-from services.writer import apply, results
+import pytest
+
+from services.writer import apply, capture_results
 from shared.hooks import records
 from shared.subjects import CONSUMERS, MODELS
+from tests.test_architecture import modules_imported
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "architecture.md"
@@ -20,16 +23,21 @@ _WRITE = re.compile(
 )
 
 
-def _rows(header: str) -> list[list[str]]:
-    """The cells of the markdown table whose header row starts with `header`."""
-    lines = DOC.read_text().splitlines()
+def _cells(header: str, doc: Path = DOC) -> list[list[str]]:
+    """The cells of the markdown table whose header row starts with `header`, as written."""
+    lines = doc.read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header} |"))
     rows = []
     for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
-        rows.append([c.strip().strip("`") for c in line.strip("|").split("|")])
+        rows.append([c.strip() for c in line.strip("|").split("|")])
     return rows
+
+
+def _rows(header: str) -> list[list[str]]:
+    """The cells of that table in docs/architecture.md, a code span's backticks taken off."""
+    return [[c.strip("`") for c in row] for row in _cells(header)]
 
 
 def _functions(path: Path) -> set[str]:
@@ -55,7 +63,7 @@ def test_every_subject_has_its_consumer_and_handler() -> None:
 
 def test_every_hook_record_type_has_one_handler() -> None:
     union = get_args(records.HookRecord)[0]  # Annotated[Union[...], discriminator]
-    assert set(results.RECORD_HANDLERS) == set(get_args(union))
+    assert set(capture_results.RECORD_HANDLERS) == set(get_args(union))
 
 
 def _tables() -> set[str]:
@@ -157,3 +165,95 @@ def test_no_rule_is_spelled_outside_its_owner() -> None:
             if relative != owner and spelling.search(text):
                 found.append(f"{relative} spells what {owner} decides")
     assert not found, found
+
+
+_PATH = re.compile(r"^[\w.<>-]+(?:/[\w.<>-]*)+(?::[\w.]+)?$|^[\w.-]+\.(?:py|json|sql)(?::[\w.]+)?$")
+"""A cell's code span that names a file or a folder: `a/b.py`, `a/b.py:function`, `a/`,
+`b.py` (a span like `discourse_posts.forum` or `dla backfill` names none)."""
+
+
+def _paths(cell: str) -> list[str]:
+    return [span for span in re.findall(r"`([^`]+)`", cell) if _PATH.match(span)]
+
+
+def _names(path: Path) -> set[str]:
+    """Every name a Python file uses: names, attributes, what it imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.update(node.name.split("."))
+    return found
+
+
+def _refers_to(asker: Path, owner: str) -> bool:
+    """Whether a file (or a file of a folder) asks the owner: it imports the owner module or
+    names its function; an owner that is no module (a folder, a plugin's config.json) by its
+    name."""
+    path, _, function = owner.partition(":")
+    files = [asker] if asker.is_file() else sorted(asker.rglob("*.py"))
+    if path.endswith(".py"):
+        module = path.removesuffix(".py").replace("/", ".")
+        return any(
+            module in modules_imported(f) or (function and function.split(".")[-1] in _names(f))
+            for f in files
+        )
+    name = Path(path.rstrip("/")).name
+    return any(name in f.read_text() for f in files)
+
+
+def test_every_file_that_asks_a_rule_exists_and_asks_it() -> None:
+    """The "asked by" column, as the "decided in" one: every file it names exists (a
+    function it names, in that file), and asks the row's owner."""
+    named = 0
+    for rule, owner, asked in _cells("rule"):
+        owner = owner.strip("`")
+        for span in _paths(asked):
+            path, _, function = span.partition(":")
+            where = f"{rule.split(':')[0]}: asked by {span}"
+            assert "/" in path, f"{where}: name the file from the repository's root"
+            asker = REPO / path
+            assert asker.exists(), f"{where}: no such file"
+            assert not function or function.split(".")[-1] in _functions(asker), where
+            assert _refers_to(asker, owner), f"{where}, which neither imports {owner} nor names it"
+            named += 1
+    assert named >= 20, "the column names files (a test that finds none checks nothing)"
+
+
+def _tree_files(doc: Path, folder: Path | None = None) -> list[tuple[str, Path]]:
+    """What a Tree table names and where it should be: each path of its first column, and
+    each file (`*.py`) its second column names, under the row's folder (`folder`: the
+    folder the table is of, for a service's own README)."""
+    base = folder or REPO
+    named = []
+    for first, what in _cells("path" if folder is None else "module", doc):
+        paths = re.findall(r"`([^`]+)`", first)
+        for path in paths:
+            named.append((path, base))
+        within = [base / p for p in paths if p.endswith("/")]
+        for span in re.findall(r"`([^`]+)`", what):
+            if re.fullmatch(r"[\w<>./-]+\.py", span):
+                named.append((span, within[0] if within and "/" not in span else base))
+    return named
+
+
+@pytest.mark.parametrize(
+    ("doc", "folder"),
+    [(DOC, None), (WRITER / "README.md", WRITER)],
+    ids=["architecture", "writer"],
+)
+def test_every_file_a_tree_table_names_exists(doc: Path, folder: Path | None) -> None:
+    missing = []
+    for span, base in _tree_files(doc, folder):
+        pattern = span.replace("<name>", "*").rstrip("/")
+        here = list(base.glob(pattern)) or (
+            [] if "/" in span else list(base.rglob(pattern))  # a file of a subfolder: egress/
+        )
+        if not here and "/" in span and base != REPO:
+            here = list(REPO.glob(pattern))  # named from the repository's root
+        if not here:
+            missing.append(f"{span} (under {base.relative_to(REPO) or '.'})")
+    assert not missing, missing

@@ -14,9 +14,9 @@ from services.archiver.egress import EgressPolicy
 from services.archiver.pageserver import page_socket
 from services.archiver.pagesession import PageOptions
 from services.archiver.settings import ArchiverSettings
-from shared.capture.config import SnapshotSession
 from shared.capture.service import worker_body
 from shared.capture.settings import WorkerSettings
+from shared.capture.worker_config import SnapshotSession
 from shared.hooks.config import load_plugin_config
 from shared.lifecycle import Service, ServiceContext
 

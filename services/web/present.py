@@ -18,7 +18,7 @@ from markupsafe import Markup
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
 from shared.hooks.error_codes import reader_words, reason_of, wall_words, walled
 from shared.links.urlparts import supported_scheme
-from shared.liveness.evidence import badge
+from shared.liveness.check_evidence import badge
 
 
 def parse_time(value: str | None) -> datetime | None:

@@ -17,15 +17,16 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from services.writer.binary_inventory import apply_worker_binaries
+from services.writer.capture_results import apply_capture_event
 from services.writer.commands import apply_rearchive, apply_submit
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.done import apply_capture_done, apply_host_released
-from services.writer.evidence import apply_evidence_report, apply_timestamp_result
+from services.writer.evidence_store import apply_evidence_report, apply_timestamp_result
 from services.writer.external_archives import apply_external_result
 from services.writer.feed_posts import apply_feed_gap, apply_feed_post
 from services.writer.job_policy import Policy
-from services.writer.liveness.results import apply_check_command, apply_check_result
+from services.writer.liveness.check_results import apply_check_command, apply_check_result
 from services.writer.moderation import (
     apply_exclude,
     apply_include,
@@ -33,7 +34,6 @@ from services.writer.moderation import (
     apply_takedown,
     apply_undo,
 )
-from services.writer.results import apply_capture_event
 from shared.messages import (
     CaptureDone,
     CaptureEvent,

@@ -15,7 +15,7 @@ import sqlite3
 
 from services.writer import (
     artifacts,
-    evidence,
+    evidence_store,
     external_archives,
     feed_posts,
     linkstore,
@@ -78,5 +78,5 @@ def merge(conn: sqlite3.Connection, *, loser: int, survivor: int, now: str) -> N
     linkstore.absorb(conn, loser=loser, survivor=survivor, now=now)
     media.move_to_link(conn, loser, survivor, now)
     posts.move_to_link(conn, loser, survivor)
-    evidence.move_to_link(conn, loser, survivor)
+    evidence_store.move_to_link(conn, loser, survivor)
     external_archives.move_to_link(conn, loser, survivor)

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
-from services.writer.evidence import backoff
+from services.writer.evidence_store import backoff
 from shared.messages import ExternalArchiveJob, ExternalArchiveResult
 
 BATCH = 50

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from services.writer import backup, metrics, moderation, removals, stats
+from services.writer import backup, gauges, metrics, moderation, removals
 from services.writer.apply import forget_processed
 from services.writer.clock import iso, utcnow
 from services.writer.db import transaction
@@ -75,13 +75,13 @@ class Housekeeping:
                 await asyncio.wait_for(ctx.stop.wait(), HOUSEKEEPING_S)
 
     async def _update_gauges(self, ctx: ServiceContext[WriterSettings]) -> None:
-        backlog = await stats.publish_consumer_lag(ctx.js, list(ALL_CONSUMERS))
+        backlog = await gauges.publish_consumer_lag(ctx.js, list(ALL_CONSUMERS))
         try:
-            counts = await self.with_conn(stats.active_jobs)
+            counts = await self.with_conn(gauges.active_jobs)
         except sqlite3.Error as exc:
             log.warning("job gauges: %s", exc)
             counts = {}
-        stats.publish_job_gauges(counts)
+        gauges.publish_job_gauges(counts)
         jobs: dict[str, int] = {}
         for (_, status), n in counts.items():
             jobs[status] = jobs.get(status, 0) + n
@@ -93,12 +93,12 @@ class Housekeeping:
     async def _update_domain_gauges(self) -> None:
         try:
             links, jobs = await asyncio.to_thread(
-                stats.domain_counts_readonly, self.settings.db_path
+                gauges.domain_counts_readonly, self.settings.db_path
             )
         except sqlite3.Error as exc:
             log.warning("domain gauges: %s", exc)
             return
-        stats.publish_domain_gauges(links, jobs)
+        gauges.publish_domain_gauges(links, jobs)
 
     async def _note_latest_backup(self) -> None:
         try:

@@ -60,7 +60,8 @@ class Policy:
     """TAKEDOWN_UNDO_DAYS: how long a takedown can be undone; what was captured of the link is
     kept hidden until then and purged after (services/writer/moderation.py)."""
     timestamp_authorities: tuple[str, ...] = ()
-    """TSA_URLS: every capture's manifest is timestamped by each (services/writer/evidence.py)."""
+    """TSA_URLS: every capture's manifest is timestamped by each
+    (services/writer/evidence_store.py)."""
     timestamp_retry: timedelta = timedelta(minutes=1)
     """TSA_RETRY_SECONDS: the first delay before a timestamp is asked for again."""
     external_services: tuple[str, ...] = ()

@@ -34,7 +34,7 @@ from datetime import datetime
 
 from services.writer import (
     artifacts,
-    evidence,
+    evidence_store,
     external_archives,
     linkstore,
     media,
@@ -205,7 +205,7 @@ def purge(conn: sqlite3.Connection, link_id: int, now: str) -> int:
     remove_objects(conn, link_id, keys, now)
     linkstore.forget_captured(conn, link_id)
     posts.forget(conn, link_id)
-    evidence.forget(conn, link_id)
+    evidence_store.forget(conn, link_id)
     external_archives.forget(conn, link_id)
     text_history.forget(conn, link_id)
     liveness.forget(conn, link_id)

@@ -18,7 +18,7 @@ import nats.errors
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 
-from services.writer import backup, evidence, external_archives, scheduler, tombstones
+from services.writer import backup, evidence_store, external_archives, scheduler, tombstones
 from services.writer.apply import BatchResult, Item, apply_batch, is_transient
 from services.writer.clock import iso, utcnow
 from services.writer.db import open_db, writer_lock
@@ -308,7 +308,7 @@ class Writer:
         if not self.policy.timestamp_authorities:
             return 0
         jobs = await self.db(
-            evidence.plan_timestamps, self.conn, utcnow(), self.policy.timestamp_retry
+            evidence_store.plan_timestamps, self.conn, utcnow(), self.policy.timestamp_retry
         )
         return await _publish_recorded(ctx, JOB_TIMESTAMP, jobs)
 

@@ -17,9 +17,9 @@ from nats.js import JetStreamContext
 from shared import bus
 from shared.capture import metrics
 from shared.capture.artifacts import artifact_key, content_type, meta_key, run_prefix
-from shared.capture.config import WorkerConfig
-from shared.capture.evidence import EvidenceBuilder, capture_settings, software_of
+from shared.capture.evidence_builder import EvidenceBuilder, capture_settings, software_of
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, S3_ERRORS
+from shared.capture.worker_config import WorkerConfig
 from shared.errors import BusError, StorageError
 from shared.hooks.config import load_plugin_config
 from shared.hooks.records import (

@@ -7,11 +7,11 @@ import os
 from collections.abc import Awaitable, Callable
 
 from shared.capture.checker import CheckerConfig, run_checker
-from shared.capture.config import SnapshotSession, WorkerConfig
 from shared.capture.settings import WorkerSettings
 from shared.capture.submitter import SubmitConfig, run_submitter
 from shared.capture.timestamper import TimestampConfig, run_timestamper
 from shared.capture.worker import run_worker
+from shared.capture.worker_config import SnapshotSession, WorkerConfig
 from shared.health import s3_check
 from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext

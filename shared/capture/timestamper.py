@@ -28,7 +28,7 @@ from shared.errors import BusError, StorageError
 from shared.evidence import tsa
 from shared.evidence.manifest import EVIDENCE_PLUGIN, fingerprint, token_stem
 from shared.hooks.records import ArtifactRecord
-from shared.messages import TimestampJob, TimestampOutcome, TimestampResult, Verdict
+from shared.messages import EvidenceVerdict, TimestampJob, TimestampOutcome, TimestampResult
 from shared.s3 import ObjectStore
 from shared.subjects import CAPTURE_TIMESTAMP, ConsumerSpec
 
@@ -100,9 +100,13 @@ class Timestamper:
         return self.result(job, outcomes, "verified", f"{granted} tokens granted", now)
 
     def result(
-        self, job: TimestampJob, outcomes: list[TimestampOutcome], verdict: Verdict, detail: str,
+        self,
+        job: TimestampJob,
+        outcomes: list[TimestampOutcome],
+        verdict: EvidenceVerdict,
+        detail: str,
         now: datetime,
-    ) -> TimestampResult:  # fmt: skip
+    ) -> TimestampResult:
         return TimestampResult(
             link_id=job.link_id, snapshot_id=job.snapshot_id, fingerprint=job.fingerprint,
             round=job.round, worker=self.cfg.worker_id, outcomes=outcomes, verdict=verdict,

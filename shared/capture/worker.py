@@ -27,10 +27,10 @@ from nats.js import JetStreamContext
 from shared import bus, processes
 from shared.capture import metrics
 from shared.capture.artifacts import snapshot_prefix
-from shared.capture.config import WorkerConfig
 from shared.capture.jobrun import JobRun
 from shared.capture.metrics import JOB_SECONDS, JOBS_DONE
 from shared.capture.slots import SlotPolicy, Slots, host_of
+from shared.capture.worker_config import WorkerConfig
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
 from shared.hooks.host import shared_host

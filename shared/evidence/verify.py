@@ -34,7 +34,7 @@ class Finding:
 
 
 @dataclass
-class Verdict:
+class VerifyVerdict:
     """Every finding of one verification."""
 
     findings: list[Finding] = field(default_factory=list)
@@ -75,7 +75,7 @@ def file_chunks(path: Path) -> Iterable[bytes]:
 
 
 def check_manifest(
-    verdict: Verdict, data: bytes, expected: str | None = None, what: str = "manifest.json"
+    verdict: VerifyVerdict, data: bytes, expected: str | None = None, what: str = "manifest.json"
 ) -> Manifest | None:
     """Parse the manifest; its fingerprint must be `expected` when one is given."""
     fp = fingerprint(data)
@@ -92,7 +92,7 @@ def check_manifest(
 
 
 def check_artifact(
-    verdict: Verdict, entry: ManifestArtifact, chunks: Iterable[bytes] | None
+    verdict: VerifyVerdict, entry: ManifestArtifact, chunks: Iterable[bytes] | None
 ) -> bool:
     """A listed file's bytes against its manifest entry (None: the file could not be had)."""
     if chunks is None:
@@ -107,7 +107,7 @@ def check_artifact(
 
 
 def check_token(
-    verdict: Verdict,
+    verdict: VerifyVerdict,
     authority: str,
     response_der: bytes,
     manifest_bytes: bytes,
@@ -126,7 +126,7 @@ def check_token(
 
 
 def check_wacz(
-    verdict: Verdict, path: Path, roots: list[x509.Certificate], name: str | None = None
+    verdict: VerifyVerdict, path: Path, roots: list[x509.Certificate], name: str | None = None
 ) -> tuple[Manifest | None, bytes | None]:
     """A WACZ: datapackage-digest.json -> datapackage.json -> every file's sha256 and size;
     the manifest it carries; each WARC's sha256 against the manifest; the timestamp tokens its

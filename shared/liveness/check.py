@@ -35,8 +35,8 @@ from shared.errors import StorageError
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
 from shared.filehash import sha256_file
 from shared.hooks.config import env_prefix, load_plugin_config
+from shared.liveness.check_evidence import CheckEvidence, observed, short_words
 from shared.liveness.compare import post_changed, text_changed
-from shared.liveness.evidence import Evidence, observed, short_words
 from shared.messages import LivenessCheck, LivenessResult
 from shared.platforms import hook
 from shared.platforms.chain import Context, PostRef, run_chain
@@ -87,7 +87,7 @@ class Checker:
             found = await self._platform(job, ref)
         if found is None:
             found = await self._page(job)
-        ev: Evidence = observed(found.outcome, found.via)
+        ev: CheckEvidence = observed(found.outcome, found.via)
         words = ev.words or (short_words(found.note) if ev.answer == "present" else "")
         return LivenessResult(
             link_id=job.link_id,

@@ -25,13 +25,13 @@ from shared.messages.commands import (
     TakedownCommand,
     UndoTakedownCommand,
 )
-from shared.messages.evidence import (
+from shared.messages.evidence_report import (
     EvidenceReport,
+    EvidenceVerdict,
     TimestampFinal,
     TimestampJob,
     TimestampOutcome,
     TimestampResult,
-    Verdict,
 )
 from shared.messages.external import (
     ExternalAnswer,
@@ -61,6 +61,7 @@ __all__ = [
     "CheckCommand",
     "Command",
     "EvidenceReport",
+    "EvidenceVerdict",
     "ExcludeCommand",
     "ExternalAnswer",
     "ExternalArchiveJob",
@@ -84,6 +85,5 @@ __all__ = [
     "TimestampOutcome",
     "TimestampResult",
     "UndoTakedownCommand",
-    "Verdict",
     "WorkerBinaries",
 ]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shared.capture.config import WorkerConfig
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import select_hooks
+from shared.capture.worker_config import WorkerConfig
 from shared.messages import CaptureJob
 from shared.subjects import ARCHIVER_JOBS
 

@@ -18,9 +18,9 @@ from prometheus_client import REGISTRY
 
 from services.supervisor.children import free_ports
 from shared import bus
-from shared.capture.config import WorkerConfig
 from shared.capture.settings import REPO_PLUGINS
 from shared.capture.worker import run_worker
+from shared.capture.worker_config import WorkerConfig
 from shared.evidence.manifest import manifest_path, wacz_path
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
 from shared.messages import (

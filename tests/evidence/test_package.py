@@ -21,7 +21,7 @@ from warcio.warcwriter import WARCWriter
 
 from shared.evidence import tsa
 from shared.evidence.manifest import Manifest, ManifestArtifact, Software
-from shared.evidence.verify import Verdict, check_artifact, check_token, check_wacz
+from shared.evidence.verify import VerifyVerdict, check_artifact, check_token, check_wacz
 from shared.evidence.wacz import DIGEST_ENTRY, build
 from testkit.tsa import LocalTSA
 
@@ -87,7 +87,7 @@ def test_wacz_passes_wacz_validate_and_our_checks(tmp_path: Path, capture) -> No
         assert z.getinfo("archive/fetch.warc.gz").compress_type == zipfile.ZIP_STORED
         pages = z.read("pages/pages.jsonl").decode().splitlines()
         assert URL in pages[1]
-    verdict = Verdict()
+    verdict = VerifyVerdict()
     got, got_bytes = check_wacz(verdict, out, roots=[])
     assert verdict.ok, verdict.summary()
     assert got == manifest and got_bytes == data
@@ -115,7 +115,7 @@ def test_one_changed_byte_is_caught(tmp_path: Path, capture) -> None:
     out = tmp_path / "capture.wacz"
     build(out, manifest, data, warcs)
     flip_byte_of(out, "archive/fetch.warc.gz", 40)
-    verdict = Verdict()
+    verdict = VerifyVerdict()
     check_wacz(verdict, out, roots=[])
     assert not verdict.ok
     bad = {f.what for f in verdict.findings if not f.ok}
@@ -124,7 +124,7 @@ def test_one_changed_byte_is_caught(tmp_path: Path, capture) -> None:
     assert "capture.wacz:archives/1/snap/fetch/fetch.warc.gz" in bad
     changed = bytearray(warcs[0][1].read_bytes())
     changed[40] ^= 0x01
-    single = Verdict()
+    single = VerifyVerdict()
     assert not check_artifact(single, manifest.artifacts[0], [bytes(changed)])
     assert check_artifact(single, manifest.artifacts[0], [warcs[0][1].read_bytes()])
 
@@ -138,17 +138,17 @@ async def test_tokens_granted_verified_and_rejected(tmp_path: Path, capture) -> 
         assert token.chain_pem.count("BEGIN CERTIFICATE") == 2
         assert abs((token.time - datetime.now(UTC)).total_seconds()) < 60
 
-        ok = Verdict()
+        ok = VerifyVerdict()
         check_token(ok, authority.url, token.response_der, data, roots)
         assert ok.ok, ok.summary()
 
         edited = data.replace(b'"attempt": 1', b'"attempt": 2')
         assert edited != data
-        bad = Verdict()
+        bad = VerifyVerdict()
         check_token(bad, authority.url, token.response_der, edited, roots)
         assert not bad.ok and "Mismatch" in bad.summary()
 
-        wrong = Verdict()
+        wrong = VerifyVerdict()
         check_token(wrong, authority.url, token.response_der, data,
                     tsa.trusted_roots(other.ca.root_pem))  # fmt: skip
         assert not wrong.ok and "does not chain to a trusted root" in wrong.summary()
@@ -159,7 +159,7 @@ async def test_tokens_granted_verified_and_rejected(tmp_path: Path, capture) -> 
         stamped = tmp_path / "stamped.wacz"
         stamped_like_before(plain, stamped, authority.url, token)
         assert wacz_validate(stamped).returncode == 0
-        v = Verdict()
+        v = VerifyVerdict()
         check_wacz(v, stamped, roots)
         assert v.ok, v.summary()
         assert any("timestamp" in f.what and f.ok for f in v.findings)
@@ -172,7 +172,7 @@ async def test_tokens_granted_verified_and_rejected(tmp_path: Path, capture) -> 
                 if info.filename == "evidence/manifest.json":
                     body = body.replace(b'"attempt": 1', b'"attempt": 2')
                 dst.writestr(info, body)
-        f = Verdict()
+        f = VerifyVerdict()
         check_wacz(f, forged, roots)
         assert not f.ok
 

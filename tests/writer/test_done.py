@@ -9,7 +9,7 @@ import pytest
 
 from services.writer.clock import iso
 from shared.capture.artifacts import artifact_key, run_prefix
-from shared.capture.evidence import as_entry
+from shared.capture.evidence_builder import as_entry
 from shared.evidence.manifest import latest_artifacts
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord
 from shared.hooks.retry import BACKOFF

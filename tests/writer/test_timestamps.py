@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from services.writer.evidence import plan_timestamps
+from services.writer.evidence_store import plan_timestamps
 from shared.messages import EvidenceReport, TimestampOutcome, TimestampResult
 from testkit.writer_harness import Harness
 from tests.writer.scenario import capture_messages, evidence_messages, feed_messages

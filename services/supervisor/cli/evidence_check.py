@@ -27,7 +27,7 @@ from shared.evidence import tsa
 from shared.evidence.manifest import WACZ_PATH, Manifest, fingerprint, token_folder
 from shared.evidence.settings import EvidenceSettings
 from shared.evidence.verify import (
-    Verdict,
+    VerifyVerdict,
     check_artifact,
     check_manifest,
     check_token,
@@ -52,7 +52,7 @@ def artifact_urls(link: dict[str, Any], snapshot_id: str) -> dict[tuple[str, str
     }
 
 
-def verify_link(verdict: Verdict, link_id: int, roots: list[Any]) -> None:
+def verify_link(verdict: VerifyVerdict, link_id: int, roots: list[Any]) -> None:
     """Everything of the link's newest capture, from the public API and S3."""
     with stack_client() as client:
         link = client.get_json(f"/links/{link_id}.json")
@@ -78,7 +78,7 @@ def verify_link(verdict: Verdict, link_id: int, roots: list[Any]) -> None:
 
 
 def archive_tokens(
-    verdict: Verdict, client: StackClient, ev: dict[str, Any], data: bytes, roots: list[Any]
+    verdict: VerifyVerdict, client: StackClient, ev: dict[str, Any], data: bytes, roots: list[Any]
 ) -> None:
     """Each authority's token over the manifest `data` as the archive lists it: a granted
     one downloaded and checked, the others said (pending, or refused / invalid and why)."""
@@ -92,7 +92,7 @@ def archive_tokens(
             verdict.add(what, True, "pending (not granted yet)")
 
 
-def verify_file(verdict: Verdict, path: Path, roots: list[Any]) -> None:
+def verify_file(verdict: VerifyVerdict, path: Path, roots: list[Any]) -> None:
     """A WACZ, or a manifest and the files beside it (downloaded from the archive where
     missing); then the tokens over the manifest: beside it, else the archive's."""
     data: bytes | None
@@ -123,7 +123,7 @@ def verify_file(verdict: Verdict, path: Path, roots: list[Any]) -> None:
 
 
 def from_archive(
-    verdict: Verdict,
+    verdict: VerifyVerdict,
     manifest: Manifest,
     data: bytes,
     missing: list[Any],
@@ -153,7 +153,7 @@ def run(target: str, as_json: bool) -> None:
     """`dla verify TARGET`: check, print the findings, exit non-zero on a mismatch."""
     settings = EvidenceSettings()
     roots = tsa.trusted_roots(settings.tsa_ca_file)
-    verdict = Verdict()
+    verdict = VerifyVerdict()
     path = Path(target)
     if target.isdigit() and not path.exists():
         verify_link(verdict, int(target), roots)

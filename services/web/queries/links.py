@@ -20,7 +20,7 @@ from sqlalchemy import (
     select,
 )
 
-from services.web.queries import evidence, external_archives
+from services.web.queries import external_archives, link_evidence
 from services.web.queries.liveness import source_status, verdicts_of
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import (
@@ -284,7 +284,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     link["snapshots"] = snapshot_history(conn, link_id, link["artifacts"])
     link["videos"] = videos(conn, link_id)
     link["post"] = _POST.first(conn, link_id=link_id)
-    link["evidence"] = evidence.of_link(conn, link_id, link["artifacts"])
+    link["evidence"] = link_evidence.of_link(conn, link_id, link["artifacts"])
     link["external_archives"] = external_archives.of_link(conn, link_id)
     link["source_status"] = source_status(conn, link_id)
     link["video"] = any(v["status"] == "downloaded" for v in link["videos"]) or any(

@@ -21,7 +21,7 @@ from services.web.queries.schema import (
     liveness_words,
 )
 from services.web.queries.visibility import public
-from shared.liveness.evidence import describe
+from shared.liveness.check_evidence import describe
 from shared.messages import Answer
 
 OBSERVATIONS_SHOWN = 100

@@ -13,7 +13,7 @@
 - ``/about/replay/LICENSE``, ``/about/replay/source.tgz``: the viewer's licence and source,
   as the UI serves them.
 
-Only a WACZ ``queries.replay`` allows (a public link's, never a private capture's) is
+Only a WACZ ``queries.replayable`` allows (a public link's, never a private capture's) is
 served; every other path is a 404. No cookie is set here and the UI's routes are not
 served here (``hosts.py``): a replayed page's scripts, which run in this origin, find no
 cookie of ours and no admin route, and the CSP lets them connect to this origin only.
@@ -37,7 +37,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from services.web.params import MAX_ID
-from services.web.queries.replay import replayable_wacz
+from services.web.queries.replayable import replayable_wacz
 from services.web.replay import byte_ranges
 from services.web.replay.site import BASE, ReplaySite, licence_file, source_file
 from services.web.security import SecurityHeaders

@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from services.web.params import MAX_ID
 from services.web.queries.links import artifacts_by_link, exists_public
-from services.web.queries.replay import newest_replayable
+from services.web.queries.replayable import newest_replayable
 from services.web.replay.site import ReplaySite, licence_file, source_file
 from services.web.state import WebState, web_state
 from services.web.templating import render
@@ -23,7 +23,7 @@ LinkId = Annotated[int, Path(ge=1, le=MAX_ID, description="The link's id.")]
 
 def replay_path(state: WebState, link: dict[str, Any]) -> str | None:
     """The link's "View as it was", when this web replays and the link has a capture to
-    replay (see ``queries/replay.py``)."""
+    replay (see ``queries/replayable.py``)."""
     if state.replay is None or newest_replayable(link["artifacts"]) is None:
         return None
     return f"/links/{link['id']}/replay"

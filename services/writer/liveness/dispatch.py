@@ -34,7 +34,7 @@ from services.writer.db import transaction
 from services.writer.liveness.budget import HOUR, HostBudget
 from services.writer.liveness.rules import LivenessRules
 from services.writer.liveness.schedule import next_check, next_due
-from services.writer.liveness.verdict import Verdict
+from services.writer.liveness.verdict import LivenessVerdict
 from services.writer.scheduler import backed_off
 from shared.links import registrable_domain
 from shared.links.urlparts import supported_scheme
@@ -104,7 +104,7 @@ def after_check(
     link_id: int,
     seq: int,
     rules: LivenessRules,
-    found: Verdict,
+    found: LivenessVerdict,
     unknowns_in_a_row: int,
 ) -> datetime | None:
     """The result of check `seq` came: schedule the next check (None when `seq` is not the

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.writer.liveness.verdict import Observation
-from shared.liveness.evidence import Evidence, describe
+from shared.liveness.check_evidence import CheckEvidence, describe
 from shared.messages import LivenessResult
 from shared.platforms.outcome import Answer
 
@@ -43,7 +43,7 @@ class Stored:
     """One observation as read back: when, its evidence, whether the text had changed."""
 
     at: datetime
-    evidence: Evidence
+    evidence: CheckEvidence
     changed: bool | None
 
     @property
@@ -102,7 +102,7 @@ def stored(row: Any) -> Stored:
     t, answer, status, via, reason, words, changed = row
     return Stored(
         at=datetime.fromtimestamp(int(t), UTC),
-        evidence=Evidence(
+        evidence=CheckEvidence(
             answer=ANSWERS[int(answer)],
             tombstone=int(answer) == TOMBSTONE,
             status=status,

@@ -42,7 +42,7 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class LivenessVerdict:
     """What a reader is told about the original."""
 
     state: Answer
@@ -67,11 +67,11 @@ class Windows:
     """The platform's own tombstone (LIVENESS_CONFIRM_TOMBSTONE_SECONDS)."""
 
 
-def verdict(observations: Sequence[Observation], windows: Windows) -> Verdict:
+def verdict(observations: Sequence[Observation], windows: Windows) -> LivenessVerdict:
     """The verdict of a link's observations (any order; sorted by time here)."""
     obs = sorted(observations, key=lambda o: o.at)
     if not obs:
-        return Verdict("unknown", None, None, None)
+        return LivenessVerdict("unknown", None, None, None)
     last_checked = obs[-1].at
     last_present = max((i for i, o in enumerate(obs) if o.answer == "present"), default=-1)
     after = obs[last_present + 1 :]
@@ -80,8 +80,10 @@ def verdict(observations: Sequence[Observation], windows: Windows) -> Verdict:
         tombstone = any(o.tombstone for o in gone)
         confirmed_at = gone[0].at + (windows.confirm_tombstone if tombstone else windows.confirm)
         if gone[-1].at >= confirmed_at:
-            return Verdict("gone", gone[0].at, _reason(gone), last_checked, tombstone=tombstone)
-        return Verdict(
+            return LivenessVerdict(
+                "gone", gone[0].at, _reason(gone), last_checked, tombstone=tombstone
+            )
+        return LivenessVerdict(
             "unknown",
             after[0].at,
             f"{_reason(gone)}: not yet confirmed",
@@ -89,8 +91,8 @@ def verdict(observations: Sequence[Observation], windows: Windows) -> Verdict:
             confirming_until=confirmed_at,
         )
     if not after:
-        return Verdict("present", _present_since(obs, last_present), None, last_checked)
-    return Verdict("unknown", after[0].at, after[-1].reason, last_checked)
+        return LivenessVerdict("present", _present_since(obs, last_present), None, last_checked)
+    return LivenessVerdict("unknown", after[0].at, after[-1].reason, last_checked)
 
 
 def _reason(gone: list[Observation]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 from services.writer.liveness.observations import code
-from services.writer.liveness.verdict import Verdict
+from services.writer.liveness.verdict import LivenessVerdict
 from shared.platforms.chains import recognise
 from shared.platforms.outcome import Answer
 from shared.platforms.registry import SITES
@@ -27,7 +27,7 @@ def platform_of(url: str, via: str = "") -> str:
 def update(
     conn: sqlite3.Connection,
     link_id: int,
-    found: Verdict,
+    found: LivenessVerdict,
     *,
     newest: tuple[Answer, bool],
     changed: bool,

@@ -1,7 +1,7 @@
 -- Version 5: every attempt's result of every hook, kept. archive_results holds the current
 -- result per hook (what the writer decides on); a retry used to overwrite the failed
 -- attempt there, so the history was lost. archive_result_attempts keeps one row per
--- (snapshot, hook, attempt), written together with archive_results (services/writer/results.py).
+-- (snapshot, hook, attempt), written together with archive_results (services/writer/capture_results.py).
 
 CREATE TABLE archive_result_attempts (
     id          INTEGER PRIMARY KEY,

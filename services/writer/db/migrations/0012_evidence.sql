@@ -1,7 +1,7 @@
 -- Version 12: evidence. Each capture's manifest (its sha256 is the capture's fingerprint),
 -- its WACZ and the verdict the last check of them gave, one row per snapshot; and one row
 -- per timestamp authority of that manifest (TSA_URLS): pending until a token is granted,
--- asked again with a growing delay. Written by services/writer/evidence.py.
+-- asked again with a growing delay. Written by services/writer/evidence_store.py.
 
 CREATE TABLE evidence (
     snapshot_id    TEXT PRIMARY KEY,

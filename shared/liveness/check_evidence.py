@@ -28,7 +28,7 @@ _SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
-class Evidence:
+class CheckEvidence:
     """The fields of one observation."""
 
     answer: Answer
@@ -51,10 +51,10 @@ def short_words(text: str) -> str:
     return _SPACE.sub(" ", _ADDRESS.sub("", text)).strip()[:WORDS_MAX]
 
 
-def observed(outcome: StepOutcome, via: str) -> Evidence:
+def observed(outcome: StepOutcome, via: str) -> CheckEvidence:
     """The observation's fields of a check that ended with `outcome`, asked `via`."""
     e = outcome.evidence
-    return Evidence(
+    return CheckEvidence(
         answer=outcome.verdict,
         tombstone=outcome.verdict == "gone" and not bare(outcome),
         status=e.status,

@@ -33,7 +33,7 @@ from shared.evidence.manifest import (
     software_version,
     wacz_path,
 )
-from shared.evidence.verify import Verdict, check_wacz
+from shared.evidence.verify import VerifyVerdict, check_wacz
 from shared.filehash import sha256_file
 from shared.hooks.config import load_plugin_config
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, BinaryRecord
@@ -155,7 +155,7 @@ class EvidenceBuilder:
         return files
 
     async def store_wacz(
-        self, manifest: Manifest, data: bytes, verdict: Verdict
+        self, manifest: Manifest, data: bytes, verdict: VerifyVerdict
     ) -> ArtifactRecord | None:
         """Package, check and upload the WACZ (kind `wacz`); None when the capture kept no
         WARC or its WARCs could not be packaged (logged and in the verdict's detail)."""
@@ -182,7 +182,7 @@ class EvidenceBuilder:
         only with `wacz` (WACZ_ENABLED)."""
         data = manifest.to_bytes()
         stored = [await self.store_manifest(data)]
-        verdict = Verdict()
+        verdict = VerifyVerdict()
         verdict.add(stored[0].path, True, f"{len(manifest.artifacts)} files")
         package = await self.store_wacz(manifest, data, verdict) if wacz else None
         if package is not None:
@@ -197,7 +197,11 @@ class EvidenceBuilder:
 
 
 def _build_and_check(
-    out: Path, manifest: Manifest, data: bytes, warcs: list[tuple[str, Path]], verdict: Verdict
+    out: Path,
+    manifest: Manifest,
+    data: bytes,
+    warcs: list[tuple[str, Path]],
+    verdict: VerifyVerdict,
 ) -> None:
     wacz.build(out, manifest, data, warcs)
     check_wacz(verdict, out, roots=[], name=WACZ_PATH)

@@ -48,6 +48,6 @@ class WorkerConfig:
     """Per-snapshot resources for the hooks (the archiver's browser page): entered around
     the hook run with the snapshot folder, yields extra env for every hook."""
     evidence: bool = True
-    """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence.py)."""
+    """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence_builder.py)."""
     wacz: bool = True
     """WACZ_ENABLED: the WACZ beside the manifest."""

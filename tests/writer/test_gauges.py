@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.writer.db import transaction
-from services.writer.stats import OTHER, domain_counts_readonly
+from services.writer.gauges import OTHER, domain_counts_readonly
 from testkit.writer_harness import Harness, occ, post
 
 

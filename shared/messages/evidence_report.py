@@ -12,7 +12,7 @@ from shared.hooks.records import ArtifactRecord
 from shared.messages.base import Message
 from shared.messages.capture import AttemptReport
 
-Verdict = Literal["verified", "mismatch"]
+EvidenceVerdict = Literal["verified", "mismatch"]
 TimestampFinal = Literal["refused", "invalid"]
 """An authority's answer that ends the asking: it refused (PKIStatus rejection), or its
 token does not verify. Any other failure (down, slow, no reply at all) is asked again."""
@@ -28,7 +28,7 @@ class EvidenceReport(AttemptReport):
     """sha256 (hex) of manifest.json: the capture's fingerprint."""
     wacz_key: str | None = None
     """Object key of the capture's WACZ (None: no WARC was kept)."""
-    verdict: Verdict
+    verdict: EvidenceVerdict
     """What the worker's check of the files it stored found."""
     detail: str
     """The check's one-line summary."""
@@ -80,7 +80,7 @@ class TimestampResult(Message):
     round: int
     worker: str
     outcomes: list[TimestampOutcome]
-    verdict: Verdict
+    verdict: EvidenceVerdict
     """`mismatch` when the stored manifest is not the one recorded (its tokens not asked)."""
     detail: str
     checked_at: datetime
