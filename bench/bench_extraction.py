@@ -8,7 +8,7 @@ For every page of the sets (../shared/corpora: extraction/article-extraction-ben
 extraction/trafilatura-eval, readability/, metadata/metascraper, platforms/) it runs, in the
 same process and run:
 
-- ours: `shared.content.extract.extract_article` on the page (the text the readable plugin
+- ours: `shared.content.article.extract_article` on the page (the text the readable plugin
   indexes: the chosen article's plain text, or the whole page's text when no article
   is found) and `shared.content.metadata.extract_metadata`;
 - trafilatura alone: `trafilatura.extract(html, include_comments=False)` (as the
@@ -44,7 +44,7 @@ from bench.extraction_scores import (
 )
 from bench.metadata_match import author_matches, date_matches, title_matches
 from bench.report import write_section
-from shared.content.extract import Source, extract_article, page_text
+from shared.content.article import Source, extract_article, page_text
 from shared.content.metadata import extract_metadata
 
 TITLE = "Readable text and metadata extraction"

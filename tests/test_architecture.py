@@ -197,14 +197,6 @@ SAME_NAME_EVERYWHERE = {
 }
 """Module names that mean the same thing in every package they are in (issue 33, item 4):
 the package around them says which."""
-UNTIL_THE_PLATFORM_MERGE = {
-    "canonical.py": {"shared/content/canonical.py", "shared/links/canonical.py"},
-    "extract.py": {"shared/content/extract.py", "shared/links/extract.py"},
-    "reddit.py": {"shared/content/reddit.py", "shared/platforms/reddit.py"},
-    "video.py": {"shared/content/video.py", "shared/links/video.py"},
-}
-"""Shared names in folders being restructured on another branch (`platform`), renamed after
-it merges: a pair that no longer shares its name leaves this list."""
 
 
 def _product_packages() -> list[Path]:
@@ -225,7 +217,7 @@ def test_no_two_modules_of_one_package_share_a_name() -> None:
         for name, paths in by_name.items():
             if len(paths) > 1 and name not in SAME_NAME_EVERYWHERE:
                 shared_names[name] = paths
-    assert shared_names == UNTIL_THE_PLATFORM_MERGE, (
+    assert not shared_names, (
         "rename so that each name says which (or, if it is a per-package convention like "
-        "settings.py, list it in SAME_NAME_EVERYWHERE with why)"
+        f"settings.py, list it in SAME_NAME_EVERYWHERE with why): {shared_names}"
     )

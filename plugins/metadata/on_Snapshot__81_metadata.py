@@ -11,7 +11,7 @@ wins over both, and a PDF document's own title, author and creation date
 (`../<platform>/post.json`, shared.platforms) wins over them all: its title, author, time
 and text, not the login wall the browser may have been shown. Writes `metadata.json` (the
 merged values and each source's) and emits one Metadata record, with `has_video` when either
-page shows a video (shared.content.video), Reddit's JSON says the post is a Reddit-hosted
+page shows a video (shared.content.video_hint), Reddit's JSON says the post is a Reddit-hosted
 video or the platform post shows one (the writer gives such a link a media job). It reads
 the platform plugins too, so a post kept while the browser and the raw fetch failed still
 names the link. No HTML, no PDF and no post: `skipped` (nothing to read; not retried).
@@ -29,7 +29,7 @@ from typing import Any
 from shared.content.inputs import read_inputs
 from shared.content.metadata import PageMetadata, extract_metadata, looks_like_wall, merge
 from shared.content.pdf import PdfUnreadable, read_pdf
-from shared.content.video import shows_video
+from shared.content.video_hint import shows_video
 from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
 from shared.platforms.page import post_metadata

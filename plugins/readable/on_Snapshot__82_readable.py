@@ -5,7 +5,7 @@ present and not an HTTP error page (shared.content.inputs). For Reddit links who
 reddit plugin turned into `../reddit/thread.html` (post and comments), that is the article.
 Otherwise the elements each version hides are removed (shared.content.visible), then
 trafilatura, readability-lxml and jusText vote on both versions and the candidate the others
-agree with most wins (shared.content.extract); its text is the search text, and for
+agree with most wins (shared.content.article); its text is the search text, and for
 reading it is taken again with its images (`illustrated`). Those images are copied into
 `images/` (article_images.py: from the browser's WARC where the page loaded them, else
 through the address-checked fetch; at most READABLE_MAX_IMAGES, raster types only), then
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from article_images import ImageLimits, copy_images
 
-from shared.content.extract import Source, extract_article, illustrated, page_text
+from shared.content.article import Source, extract_article, illustrated, page_text
 from shared.content.inputs import read_inputs
 from shared.content.pdf import PdfDocument, PdfUnreadable, read_pdf
 from shared.content.plaintext import plain_text

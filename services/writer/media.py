@@ -5,7 +5,7 @@ messages call it.
 Writes ``media_items`` and ``link_media``; jobs only through
 ``transitions`` (``queue_media``, ``skip_media``), the full-text row through ``linkstore``.
 
-- A link whose URL names a video (``shared.links.video.media_key``: a video on one of the
+- A link whose URL names a video (``shared.links.video_key.media_key``: a video on one of the
   platforms, or a media file) gets a media job next to its capture job. A link whose URL
   names a post that may or may not hold a video (an X or Bluesky post, an Instagram `/p/`
   post: ``names_post``) gets one once its capture read a post with a video or GIF, or, when
@@ -31,7 +31,7 @@ import sqlite3
 from services.writer import linkstore, transitions
 from services.writer.job_policy import Decision, LinkState, Policy
 from shared.hooks.records import MediaRecord, ProgressRecord
-from shared.links.video import KEYED_PLATFORMS, MediaKey, media_key, names_post
+from shared.links.video_key import KEYED_PLATFORMS, MediaKey, media_key, names_post
 
 log = logging.getLogger(__name__)
 

@@ -44,14 +44,14 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "anyio._backends._asyncio",  # httpcore imports it on a client's first request
     # every shared module a hook in plugins/ imports (tests/hooks/test_host.py keeps this true)
     "shared.content.plaintext",
-    "shared.content.extract",
+    "shared.content.article",
     "shared.content.inputs",
     "shared.content.metadata:warm",
     "shared.content.no_archive",
     "shared.content.pdf",
     "shared.content.sanitize",
     "shared.content.walls",
-    "shared.content.video",
+    "shared.content.video_hint",
     "shared.cookies",
     "shared.errors",
     "shared.fetching",
@@ -78,7 +78,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
 """Modules imported once in the host so hooks find them ready (`module:function` also calls
 the function, to fill a module's lazy caches before forking). A hook that imports one
 itself pays for it on every run: httpx ~100 ms, shared.content (trafilatura,
-readability-lxml, jusText, lxml, nh3) ~500 ms, shared.fetching and shared.content.video
+readability-lxml, jusText, lxml, nh3) ~500 ms, shared.fetching and shared.content.video_hint
 (which pull in shared.links: tldextract, the pydantic message models) 250-550 ms. A module
 that fails to import only costs speed."""
 LIGHT_PRELOAD: tuple[str, ...] = (

@@ -15,7 +15,7 @@ tldextract's bundled public suffix list). Modules:
 
 from shared.links.canonical import CanonicalUrl, RejectedUrl, canonicalize
 from shared.links.domains import registrable_domain
-from shared.links.extract import ExtractedLink, extract_links, extract_links_text
+from shared.links.link_extract import ExtractedLink, extract_links, extract_links_text
 from shared.links.occurrences import PostLinks, analyze_post, occurrences_for_post
 from shared.links.policy import DomainPolicy
 from shared.links.urlparts import MAX_URL_LENGTH

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shared.links.canonical import RejectedUrl, canonicalize
-from shared.links.extract import ExtractedLink, extract_links, extract_links_text, has_markup
+from shared.links.link_extract import ExtractedLink, extract_links, extract_links_text, has_markup
 from shared.messages import LinkOccurrence
 
 log = logging.getLogger("shared.links")

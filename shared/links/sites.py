@@ -9,7 +9,7 @@ idempotent: applied to their own output they return it unchanged.
 Rules are looked up by registrable domain (``RULES``):
 
 - each platform's own (its canonical form, its short links), declared with its facts in
-  ``shared/platforms/facts/<platform>.py`` and read through ``shared.platforms.registry``
+  ``shared/platforms/facts/<platform>_site.py`` and read through ``shared.platforms.registry``
   (Reddit to old.reddit.com, YouTube's short forms to the watch URL, twitter.com to x.com,
   ...);
 - generic URL shorteners (``SHORTENERS``, and the platforms' own): ``needs_resolve``;

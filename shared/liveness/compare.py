@@ -2,7 +2,7 @@
 
 - a `304 Not Modified` to the conditional GET: unchanged;
 - the body's sha256 equal to the capture's raw body's (`raw_response` artifact): unchanged;
-- otherwise the canonical text of both bodies (`shared.content.canonical`, the same function
+- otherwise the canonical text of both bodies (`shared.content.canonical_text`, the same function
   on both, so a new ad or a rotated token in the markup is no change) decides.
 
 A platform's post is compared by its text (title and text, whitespace collapsed): counts and
@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from shared.content.canonical import canonical_text
+from shared.content.canonical_text import canonical_text
 from shared.platforms.post import Post
 
 _SPACE = re.compile(r"\s+")

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
-from shared.platforms.facts import bluesky as facts
+from shared.platforms.facts import bluesky_site as facts
 from shared.platforms.http import judge, parse_json
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import oembed, ytdlp_step
-from shared.platforms.facts import imgur as facts
+from shared.platforms.facts import imgur_site as facts
 from shared.platforms.outcome import StepOutcome
 
 PLATFORM = "imgur"

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import by_class, embed, parse_page, text_of, ytdlp_step
-from shared.platforms.facts import instagram as facts
+from shared.platforms.facts import instagram_site as facts
 from shared.platforms.outcome import StepOutcome
 from shared.platforms.post import Author, Post, PostMedia
 

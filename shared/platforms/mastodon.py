@@ -5,7 +5,7 @@ attachments (images at full size; a video's poster), and the status it replies t
 `MASTODON_REPLY_DEPTH` ancestors, each asked of the same API. The answer is kept whole in the
 hook's WARC. A 404 is `gone` (a deleted status, or one the instance no longer shows
 logged-out); 429 and 5xx are `unknown` and retried (shared.hooks.error_codes). Which links
-are Mastodon's: shared/platforms/facts/mastodon.py."""
+are Mastodon's: shared/platforms/facts/mastodon_site.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import parse_page, text_of
-from shared.platforms.facts import mastodon as facts
+from shared.platforms.facts import mastodon_site as facts
 from shared.platforms.http import get_json
 from shared.platforms.outcome import StepOutcome, present, unknown
 from shared.platforms.post import Author, Counts, MediaKind, Post, PostMedia, count, iso_utc

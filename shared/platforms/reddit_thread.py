@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from shared.content.metadata import PageMetadata
-from shared.platforms.facts import reddit as facts
+from shared.platforms.facts import reddit_site as facts
 
 Verdict = Literal["ok", "blocked", "login", "over18", "not_found", "error"]
 BLOCK_MARKERS = re.compile(

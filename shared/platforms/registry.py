@@ -4,7 +4,7 @@ allowlist), video keys, walls, titles and which plugin runs for a link read thes
 no module outside `shared/platforms` spells a platform's host (tests/platforms/
 test_registry.py checks it).
 
-Each platform's facts are one module, `shared/platforms/facts/<platform>.py`; its chain (the
+Each platform's facts are one module, `shared/platforms/facts/<platform>_site.py`; its chain (the
 API steps, which import the fetching code and yt-dlp) is `shared/platforms/<platform>.py`,
 and `shared/platforms/chains.py` pairs the two. This module imports the facts alone, so the
 link rules, low in the tree and used by the poller, the writer and the web, stay light.
@@ -13,17 +13,37 @@ link rules, low in the tree and used by the poller, the writer and the web, stay
 from __future__ import annotations
 
 from shared.platforms.facts import (
-    bluesky,
-    facebook,
-    imgur,
-    instagram,
-    mastodon,
-    reddit,
-    streamable,
-    telegram,
-    tiktok,
-    x,
-    youtube,
+    bluesky_site as bluesky,
+)
+from shared.platforms.facts import (
+    facebook_site as facebook,
+)
+from shared.platforms.facts import (
+    imgur_site as imgur,
+)
+from shared.platforms.facts import (
+    instagram_site as instagram,
+)
+from shared.platforms.facts import (
+    mastodon_site as mastodon,
+)
+from shared.platforms.facts import (
+    reddit_site as reddit,
+)
+from shared.platforms.facts import (
+    streamable_site as streamable,
+)
+from shared.platforms.facts import (
+    telegram_site as telegram,
+)
+from shared.platforms.facts import (
+    tiktok_site as tiktok,
+)
+from shared.platforms.facts import (
+    x_site as x,
+)
+from shared.platforms.facts import (
+    youtube_site as youtube,
 )
 from shared.platforms.site import MediaRule, PostTitle, Site, SiteRule
 
@@ -57,7 +77,7 @@ DELETABLE: tuple[str, ...] = tuple(d for s in SITES.values() for d in s.deletabl
 MEDIA_RULES: tuple[tuple[str, MediaRule], ...] = tuple(
     (s.media_key, rule) for s in SITES.values() if s.media_key for rule in s.media_rules
 )
-"""(media key platform, rule): the URL forms naming a platform's video (`shared.links.video`)."""
+"""(media key platform, rule): the URL forms naming a platform's video (`links.video_key`)."""
 WALLS = {d: w for s in SITES.values() for d, w in s.walls.items()}
 """The words of a platform's logged-out shell, by domain (`shared.content.walls`)."""
 CONSENT_HOSTS: tuple[str, ...] = tuple(h for s in SITES.values() for h in s.consent_hosts)

@@ -1,5 +1,5 @@
 """What the product knows about a platform apart from its chain: the shape of the facts each
-`shared/platforms/facts/<platform>.py` declares (`Site`), and the small rewrites its canonical
+`shared/platforms/facts/<platform>_site.py` declares (`Site`), and the small rewrites its canonical
 form is made with (`SiteResult`, `web`, `resolve`, `redirect`, `with_slash`).
 
 Light on purpose: standard library only at import (`shared.links.urlparts`, which imports the
@@ -113,7 +113,7 @@ class Site:
     media_key: str | None = None
     """yt-dlp's extractor key of its videos (lower case), the platform of its media keys."""
     media_rules: tuple[MediaRule, ...] = ()
-    """The URL forms naming one of its videos (`shared.links.video`)."""
+    """The URL forms naming one of its videos (`shared.links.video_key`)."""
     post_may_hold_video: Callable[[str], bool] | None = None
     """Whether a link naming one of its videos by `media_rules` is a post that may or may
     not hold one (known once its capture read the post); None: a video link is a video."""

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import by_class, embed, parse_page, text_of, ytdlp_step
-from shared.platforms.facts import telegram as facts
+from shared.platforms.facts import telegram_site as facts
 from shared.platforms.outcome import StepOutcome, gone, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, iso_utc
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.embeds import oembed, page, ytdlp_step
-from shared.platforms.facts import tiktok as facts
+from shared.platforms.facts import tiktok_site as facts
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
 

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from yt_dlp.jsinterp import js_number_to_string
 
 from shared.platforms.chain import Chain, Context, PostRef
-from shared.platforms.facts import x as facts
+from shared.platforms.facts import x_site as facts
 from shared.platforms.http import get_json, judge, parse_json
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc

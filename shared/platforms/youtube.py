@@ -5,7 +5,7 @@ gone; "Sign in to confirm your age" or a bot check is unknown."""
 
 from __future__ import annotations
 
-from shared.links.video import media_key
+from shared.links.video_key import media_key
 from shared.platforms.chain import Chain, PostRef
 from shared.platforms.embeds import ytdlp_step
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from justext.core import revise_paragraph_classification
 
+from shared.content.article import STOPLIST, _justext
 from shared.content.boilerplate import paragraphs, revise
-from shared.content.extract import STOPLIST, _justext
 
 CLASSES = ("good", "bad", "short", "neargood")
 

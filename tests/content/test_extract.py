@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from bench.extraction_scores import shingle_counts
-from shared.content.extract import (
+from shared.content.article import (
     Candidate,
     Source,
     choose,
@@ -93,7 +93,7 @@ def test_corpus_sample_scores_well(corpora: Path):
 
 
 def test_versions_with_the_same_text_are_extracted_once():
-    from shared.content.extract import distinct
+    from shared.content.article import distinct
 
     shell = "<html><body><div id='app'>Loading…</div></body></html>"
     same = PAGE.replace("<html>", "<html data-rendered='1'>")
@@ -117,11 +117,11 @@ def test_text_the_page_hides_is_not_in_the_article():
 
 
 def test_trafilatura_without_its_fingerprint_gives_what_extract_gives(corpora: Path):
-    """shared.content.extract calls trafilatura's steps without the fingerprint; an upgrade
+    """shared.content.article calls trafilatura's steps without the fingerprint; an upgrade
     that changes what `extract` does after `bare_extraction` shows up here."""
     import trafilatura
 
-    from shared.content.extract import TRAFILATURA_OPTIONS, _trafilatura
+    from shared.content.article import TRAFILATURA_OPTIONS, _trafilatura
 
     base = corpora / "extraction" / "article-extraction-benchmark" / "html"
     pages = [PAGE, "<html><body></body></html>"] + [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.content.video import shows_video
+from shared.content.video_hint import shows_video
 
 
 @pytest.mark.parametrize(

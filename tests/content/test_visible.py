@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.content.extract import page_text
+from shared.content.article import page_text
 from shared.content.visible import visible_html
 
 ARTICLE = "<p>" + "The visible article text goes on for a while. " * 20 + "</p>"

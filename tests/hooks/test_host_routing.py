@@ -87,7 +87,7 @@ async def test_a_hook_runs_alike_from_either_host(tmp_path: Path, pool: HostPool
         " 'path0': sys.path[0]}}, open('facts.json', 'w'))\n"
         "print(json.dumps({{'type': 'ArchiveResult', 'status': 'succeeded'}}))\n"
     )
-    for name, extra in (("lite", ""), ("heavy", "import shared.content.extract\n")):
+    for name, extra in (("lite", ""), ("heavy", "import shared.content.article\n")):
         plugin = tmp_path / "plugins" / name
         plugin.mkdir(parents=True)
         path = plugin / f"on_Snapshot__10_{name}.py"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.links import ExtractedLink, extract_links, extract_links_text
-from shared.links.extract import CONTEXT_CHARS
+from shared.links.link_extract import CONTEXT_CHARS
 
 POST = "https://forum.example/t/some-topic/42/7"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.links.video import is_media_file, is_video_link, media_key
+from shared.links.video_key import is_media_file, is_video_link, media_key
 
 SAME_VIDEO = {
     "youtube:dQw4w9WgXcQ": [

@@ -1,4 +1,4 @@
-"""A platform is one unit: its facts live in `shared/platforms/facts/<platform>.py`, and the
+"""A platform is one unit: its facts live in `shared/platforms/facts/<platform>_site.py`, and the
 rest of the product learns them from `shared.platforms.registry`. So no module outside
 `shared/platforms` spells a platform's host in its code (docstrings and comments may name
 one), and every platform has its facts, its chain and its plugin."""

@@ -2,13 +2,13 @@
 
 A page shows a video when it has an ``og:video`` (or ``twitter:player:stream``) meta tag, a
 ``<video>`` element, an embedded player of a known video platform (``<iframe>`` whose URL
-names a video, ``shared.links.video``), or a link to a media file (``.mp4``, ``.m3u8``, ...).
+names a video, ``shared.links.video_key``), or a link to a media file (``.mp4``, ``.m3u8``, ...).
 """
 
 from __future__ import annotations
 
 from shared.content.metadata import parse_document
-from shared.links.video import is_media_file, media_key
+from shared.links.video_key import is_media_file, media_key
 
 VIDEO_META = ("og:video", "og:video:url", "og:video:secure_url", "twitter:player:stream")
 

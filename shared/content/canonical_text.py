@@ -6,7 +6,7 @@ another pipeline, so a change is a change of the page and not of the extraction.
 
 from __future__ import annotations
 
-from shared.content.extract import Source, extract_article, page_text
+from shared.content.article import Source, extract_article, page_text
 from shared.content.inputs import DEFAULT_MAX_BYTES, DEFAULT_MAX_TAGS, cut_markup, decode_html
 from shared.content.plaintext import plain_text
 from shared.content.sanitize import sanitize_html
