@@ -48,6 +48,9 @@ def test_the_word_diff_and_the_screenshots_side_by_side(browser, server: str) ->
     try:
         w.page.goto(server + "/links/1/compare")
         assert w.page.locator(".side-by-side img").count() == 2
+        w.page.wait_for_function(  # an image still loading reads 0 wide (load 14 in make test)
+            "[...document.querySelectorAll('.side-by-side img')].every(i => i.complete)"
+        )
         widths = w.page.locator(".side-by-side img").evaluate_all("i => i.map(x => x.naturalWidth)")
         assert widths == [640, 640], "both screenshots are our copies, loaded"
         diff = w.page.locator(".diff")
