@@ -33,9 +33,9 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy shared services plugins bench tests testkit
 
 # The suite on TEST_WORKERS pytest-xdist workers, whole files to a worker (a module's shared
-# stack or server starts once). Most tests wait on services, so 3 workers keep 2 cores busy:
-# ~6.5 min where one process took ~12.5 (2 workers ~8, 4 ~5.5 but more contention for the
-# tests that time a stop). Measured, and why not more: docs/architecture.md, "Tests".
+# stack or server starts once). Most tests wait on services, so 3 workers keep 2 cores busy
+# (~17 min for 1,837 tests on 2 cores on 2026-11-29; 2 workers are slower, 4 contend more
+# with the tests that time a stop). Measured: docs/architecture.md, "Tests".
 # pytest's exit code 5 (no test collected) fails the target as any other non-zero code.
 TEST_WORKERS ?= 3
 test: bootstrap lint typecheck
