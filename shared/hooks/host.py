@@ -359,21 +359,10 @@ async def shared_host() -> HostPool | None:
 async def _shared_host() -> HostPool | None:
     global _shared
     pool = _shared or HostPool(None, None)
-    light, full = pool.light, pool.full
-    dead_light = light is None or not light.usable
-    dead_full = full is None or not full.usable
-    for host, dead in ((light, dead_light), (full, dead_full)):
-        if dead and host is not None:
-            host.close()  # reaps it
-    if dead_light or dead_full:
-        started = await asyncio.gather(
-            _started(LIGHT_PRELOAD) if dead_light else _alive(light),
-            _started(DEFAULT_PRELOAD) if dead_full else _alive(full),
-        )
-        pool = HostPool(*started)
-    for host in (pool.light, pool.full):
-        if host is not None:
-            host._bind()
+    light, full = await asyncio.gather(
+        _running(pool.light, LIGHT_PRELOAD), _running(pool.full, DEFAULT_PRELOAD)
+    )
+    pool = HostPool(light, full)
     if not pool.usable:
         log.warning("no hook host started; Python hooks will be exec'd")
         _shared = None
@@ -382,8 +371,14 @@ async def _shared_host() -> HostPool | None:
     return pool
 
 
-async def _alive(host: HookHost | None) -> HookHost | None:
-    return host
+async def _running(host: HookHost | None, preload: Sequence[str]) -> HookHost | None:
+    """`host` if it still runs (bound to this loop), else a new one (None if it fails)."""
+    if host is not None and host.usable:
+        host._bind()
+        return host
+    if host is not None:
+        host.close()  # reaps it
+    return await _started(preload)
 
 
 def close_shared_host() -> None:
