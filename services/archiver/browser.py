@@ -378,9 +378,17 @@ class BrowserBroker:
             return True
         if not browser.is_connected():
             return False
-        try:
-            await asyncio.wait_for(self._browser_pid(browser), self.limits.probe_timeout_s)
-        except Exception as exc:
+        # Not wait_for: it waits for the cancelled call to finish, and a call a hung browser
+        # never answers (its CDP session's detach, say) never finishes. The abandoned call
+        # ends when the browser is killed and its connection closes.
+        call = asyncio.create_task(self._browser_pid(browser), name="browser-probe-call")
+        done, _ = await asyncio.wait({call}, timeout=self.limits.probe_timeout_s)
+        if not done:
+            call.cancel()
+            call.add_done_callback(_swallow_result)
+            log.warning("browser probe: no answer in %gs", self.limits.probe_timeout_s)
+            return False
+        if (exc := call.exception()) is not None:
             log.warning("browser probe failed: %s", exc)
             return False
         return True
@@ -390,9 +398,18 @@ class BrowserBroker:
             await asyncio.sleep(self.limits.probe_interval_s)
             if self._browser is None:
                 continue
-            if not await self.probe():
-                await self._kill(
-                    "hang" if self._browser and self._browser.is_connected() else "crash"
-                )
-                continue
-            await self.check_memory()
+            try:
+                if not await self.probe():
+                    await self._kill(
+                        "hang" if self._browser and self._browser.is_connected() else "crash"
+                    )
+                    continue
+                await self.check_memory()
+            except Exception:  # one surprise must not end the probe for the worker's life
+                log.exception("browser probe round failed")
+
+
+def _swallow_result(task: asyncio.Task[Any]) -> None:
+    """Retrieve an abandoned task's outcome, so asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from playwright.async_api import Browser
+
 from services.archiver.browser import RESTARTS, BrowserBroker, BrowserLimits
 from shared import processes as proctree
 from testkit.browser import chromium_pids, new_chromium_pids
@@ -71,6 +73,55 @@ async def test_a_hung_browser_is_killed_by_the_probe_and_relaunched(leak_free: N
         assert broker.restarts == 1 and restarts("hang") == before + 1
         assert not proctree.exe_name(first), "the hung browser was killed"
         assert await use(broker) not in (None, first)
+
+
+async def test_a_browser_that_hangs_mid_probe_is_killed_all_the_same(
+    leak_free: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The browser stops between the probe's CDP session and its call: the call, and the
+    session's detach in its cleanup, are never answered. The probe must not wait for them."""
+    limits = BrowserLimits(probe_interval_s=0.3, probe_timeout_s=1.0)
+    async with BrowserBroker(limits) as broker:
+        first = await use(broker)
+        assert first is not None
+
+        async def hangs_midway(browser: Browser) -> int | None:
+            cdp = await browser.new_browser_cdp_session()
+            os.kill(first, signal.SIGSTOP)
+            try:
+                await cdp.send("SystemInfo.getProcessInfo")
+            finally:
+                await cdp.detach()  # unanswered too
+            return None
+
+        monkeypatch.setattr(BrowserBroker, "_browser_pid", staticmethod(hangs_midway))
+        try:
+            await until(lambda: broker.restarts, 30, "the probe restarting the browser")
+        finally:
+            if proctree.exe_name(first):
+                os.kill(first, signal.SIGCONT)
+        monkeypatch.undo()
+        assert not proctree.exe_name(first), "the hung browser was killed"
+        assert await use(broker) not in (None, first)
+
+
+async def test_a_failing_probe_round_does_not_end_the_probe(
+    leak_free: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A surprise in one round (here the memory reading) is logged; the next round runs."""
+    limits = BrowserLimits(probe_interval_s=0.1, probe_timeout_s=1.0)
+    async with BrowserBroker(limits) as broker:
+        first = await use(broker)
+        assert first is not None
+        readings = 0
+
+        def unreadable(root: int) -> int:
+            nonlocal readings
+            readings += 1
+            raise OSError("smaps_rollup vanished")
+
+        monkeypatch.setattr(proctree, "tree_pss_bytes", unreadable)
+        await until(lambda: readings >= 3, 30, "three probe rounds despite the failures")
 
 
 @pytest.mark.parametrize(
