@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-
 from playwright.async_api import Browser
 
 from services.archiver.browser import RESTARTS, BrowserBroker, BrowserLimits
