@@ -48,7 +48,7 @@ async def test_a_crashed_browser_is_relaunched(leak_free: None) -> None:
         os.kill(first, signal.SIGKILL)
         await until(
             lambda: broker._browser is not None and not broker._browser.is_connected(),
-            5,
+            30,
             "Playwright seeing the browser gone",
         )
         second = await use(broker)
@@ -139,7 +139,7 @@ async def test_limits_restart_the_browser_between_snapshots(
         first = await use(broker)
         await use(broker)
         if reason == "age":
-            await until(lambda: broker.age_s() > limits.max_age_s, 5, "the browser past its age")
+            await until(lambda: broker.age_s() > limits.max_age_s, 30, "the browser past its age")
         third = await use(broker)
         assert third != first
         assert restarts(reason) >= before + 1 and broker.restarts >= 1
@@ -150,7 +150,7 @@ async def test_a_limit_restart_waits_for_open_snapshots(leak_free: None) -> None
         async with broker.context() as ctx:
             page = await ctx.new_page()
             waiting = asyncio.create_task(use(broker))  # over the limit: waits for us
-            await until(lambda: broker.retiring() == "captures", 5, "the limit seen")
+            await until(lambda: broker.retiring() == "captures", 30, "the limit seen")
             assert not waiting.done()
             assert await page.evaluate("2 * 21") == 42  # our browser was not pulled away
         assert await waiting is not None and broker.restarts == 1
