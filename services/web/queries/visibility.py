@@ -1,8 +1,8 @@
 """Which links the public sees, and which count as archives: the one place that says so.
 
 Every page, JSON twin, export and feed builds its link queries on ``public()`` (the link
-may be shown at all) and ``listed()`` (it is listed as an archive). A takedown filter, when
-one exists, belongs in ``public()`` and nowhere else.
+may be shown at all: not taken down) and ``listed()`` (it is listed as an archive). The
+takedown filter is in ``public()`` and nowhere else.
 """
 
 from __future__ import annotations
