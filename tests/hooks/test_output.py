@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -38,13 +37,14 @@ async def test_flood_of_garbage_is_capped_without_deadlock(
             await asyncio.sleep(0.01)
 
     sampler = asyncio.create_task(sample())
-    began = time.monotonic()
     try:
-        outcome, rec = await capture(tmp_path, [f"flood_{suffix}"], python_host=host)
+        # a deadlock would hold the hook until its timeout (killed: failed); the timeout is a
+        # bound, not a timing: the flood takes ~2 s idle and past 10 s at load 20
+        env = base_env(TIMEOUT="120")
+        outcome, rec = await capture(tmp_path, [f"flood_{suffix}"], env=env, python_host=host)
     finally:
         done.set()
         await sampler
-    took = time.monotonic() - began
     result = outcome.result(f"flood_{suffix}").result
     # exit 0, but the final ArchiveResult came after the cap: nothing claimed, so succeeded
     assert result.status == "succeeded" and result.output_str == ""
@@ -54,7 +54,6 @@ async def test_flood_of_garbage_is_capped_without_deadlock(
     assert log.read_bytes().endswith(b"bytes discarded\n")
     assert "discarded" in caplog.text and "ignored stdout line" in caplog.text
     assert peak - baseline < 64 * 1024 * 1024, f"runner grew by {(peak - baseline) >> 20} MiB"
-    assert took < 20
 
 
 class Stamper(Recorder):

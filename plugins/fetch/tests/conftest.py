@@ -58,7 +58,7 @@ def run_fetch(tmp_path: Path) -> RunFetch:
         }
         proc = subprocess.run(
             [sys.executable, str(HOOK), f"--url={url}", "--snapshot-id=s1"],
-            cwd=tmp_path, env=full, capture_output=True, timeout=60,
+            cwd=tmp_path, env=full, capture_output=True, timeout=300,
         )  # fmt: skip
         lines = proc.stdout.decode().splitlines()
         return Run(proc.returncode, [parse_record(x) for x in lines if x.strip()], tmp_path)
