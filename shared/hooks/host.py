@@ -68,6 +68,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.platforms.chain",
     "shared.platforms.hook",
     "shared.platforms.http",
+    "shared.platforms.kept",
     "shared.platforms.page",
     "shared.platforms.post",
     "shared.platforms.reddit_thread",

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shared.hooks.error_codes import code, http_code
+from shared.platforms import kept as files
 from shared.platforms.chain import Chain, Context, Keeping, PostRef
 from shared.platforms.http import get_json
 from shared.platforms.outcome import (
@@ -61,8 +62,8 @@ BASES: tuple[str, ...] = ("REDDIT_OLD_BASE", "REDDIT_WWW_BASE", "REDDIT_JSON_BAS
 """The settings naming its base URLs."""
 STEP = "thread-json"
 OLD_PAGE, WWW_PAGE = "old-page", "www-page"
-PAGE_FILE = "page.html"
-THREAD_FILES = ("thread.json", "thread.html", "meta.json")
+PAGE_FILE = files.PAGE
+THREAD_FILES = ("thread.json", files.ARTICLE, files.METADATA)
 CAPTURE_COOKIES = False
 """The page and thread are kept as anyone sees them: no operator cookies in a capture."""
 REMOVED_WORDS = ("[removed]", "[deleted]")
@@ -183,9 +184,9 @@ def outcome(thread: Thread, url: str, status: int | None, depth: int, limit: int
 def _keep_thread(folder: Path, body: bytes, thread: Thread) -> None:
     """thread.json, thread.html and meta.json."""
     (folder / "thread.json").write_bytes(body)
-    (folder / "thread.html").write_text(thread_html(thread), encoding="utf-8")
+    (folder / files.ARTICLE).write_text(thread_html(thread), encoding="utf-8")
     meta: dict[str, Any] = {**thread_metadata(thread).as_dict(), "has_video": thread.has_video}
-    (folder / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+    (folder / files.METADATA).write_text(json.dumps(meta, indent=1, ensure_ascii=False))
 
 
 async def thread_json(ctx: Context, ref: PostRef) -> StepOutcome:
