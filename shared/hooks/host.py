@@ -71,7 +71,6 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.platforms.kept",
     "shared.platforms.page",
     "shared.platforms.post",
-    "shared.platforms.reddit_thread",
     "shared.platforms.ytdlp",
     "shared.platforms.ytdlp_errors",
     "shared.targets",
