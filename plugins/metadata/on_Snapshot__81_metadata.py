@@ -1,20 +1,21 @@
 """Hook (step 8, post-processing): the page's metadata, from the raw HTML and the rendered DOM.
 
 Reads `../fetch/body.html` (raw, step 4) and `../dom/dom.html` (rendered, step 5), each when
-present and not an HTTP error page, plus `../reddit/meta.json` for Reddit links (step 4).
+present and not an HTTP error page, plus the values a platform plugin read from the
+platform's data, `../<platform>/meta.json` (shared.platforms.kept: Reddit's thread JSON).
 Each HTML version gives title, description, author, published date, site name, language,
 canonical link, favicon and image (shared.content.metadata); the two are merged: the
 rendered page wins (scripts build titles and JSON-LD) unless it is a login wall or an
-interstitial and the raw page is not; a field one lacks comes from the other. Reddit's JSON
-wins over both, and a PDF document's own title, author and creation date
+interstitial and the raw page is not; a field one lacks comes from the other. The platform's
+values win over both, and a PDF document's own title, author and creation date
 (`../fetch/body.pdf`) over its viewer's page. A platform post a plugin kept
 (`../<platform>/post.json`, shared.platforms) wins over them all: its title, author, time
 and text, not the login wall the browser may have been shown. Writes `metadata.json` (the
 merged values and each source's) and emits one Metadata record, with `has_video` when either
-page shows a video (shared.content.video_hint), Reddit's JSON says the post is a Reddit-hosted
-video or the platform post shows one (the writer gives such a link a media job). It reads
-the platform plugins too, so a post kept while the browser and the raw fetch failed still
-names the link. No HTML, no PDF and no post: `skipped` (nothing to read; not retried).
+page shows a video (shared.content.video_hint), the platform's values say so (a
+Reddit-hosted video) or the platform post shows one (the writer gives such a link a media
+job). It reads the platform plugins too, so a post kept while the browser and the raw fetch
+failed still names the link. No HTML, no PDF and no post: `skipped` (nothing to read; not retried).
 """
 
 from __future__ import annotations
@@ -32,21 +33,26 @@ from shared.content.pdf import PdfUnreadable, read_pdf
 from shared.content.video_hint import shows_video
 from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, MetadataRecord, emit
+from shared.platforms import kept
 from shared.platforms.page import post_metadata
 from shared.platforms.post import Post
 
 
-def reddit_post(folder: Path) -> dict[str, Any] | None:
-    """The reddit plugin's post values (meta.json), when it wrote them."""
+def platform_values(folder: Path) -> tuple[str, dict[str, Any]] | None:
+    """(platform, values) a platform plugin read from the platform's data (meta.json), when
+    one wrote them."""
+    found = kept.find(folder, kept.METADATA)
+    if found is None:
+        return None
     try:
-        data = json.loads((folder / "reddit" / "meta.json").read_text(encoding="utf-8"))
+        data = json.loads(found[1].read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return (found[0], data) if isinstance(data, dict) else None
 
 
-def reddit_metadata(post: dict[str, Any]) -> PageMetadata:
-    """The page metadata among the reddit plugin's post values."""
+def values_metadata(post: dict[str, Any]) -> PageMetadata:
+    """The page metadata among a platform plugin's values."""
     known = {f.name for f in fields(PageMetadata)}
     return PageMetadata(**{k: v for k, v in post.items() if k in known and isinstance(v, str)})
 
@@ -82,11 +88,12 @@ def main() -> int:
     max_html = int(settings["METADATA_MAX_HTML_BYTES"])
     max_tags = int(settings["METADATA_MAX_TAGS"])
     inputs = read_inputs(snapshot, args.url, max_html, max_tags)  # the parse never sees more
-    post = reddit_post(snapshot)
-    reddit = reddit_metadata(post) if post is not None else None
+    found = platform_values(snapshot)
+    post = found[1] if found is not None else None
+    platform = values_metadata(post) if post is not None else None
     document = pdf_metadata(snapshot / "fetch" / "body.pdf")
-    kept = platform_post(snapshot)
-    if all(x is None for x in (inputs.raw, inputs.rendered, reddit, document, kept)):
+    kept_post = platform_post(snapshot)
+    if all(x is None for x in (inputs.raw, inputs.rendered, platform, document, kept_post)):
         why = "; ".join(inputs.skipped) or "no HTML captured"
         emit(ArchiveResultRecord(status="skipped", output_str=why))
         return 0
@@ -98,16 +105,16 @@ def main() -> int:
     merged = merge(raw, rendered)
     if document is not None:  # the PDF's own information, not its viewer's
         merged = replace(merged, **document.as_dict())
-    if reddit is not None:
-        merged = replace(merged, **reddit.as_dict())
-    if kept is not None:
-        merged = replace(merged, **post_metadata(kept).as_dict())
+    if platform is not None:
+        merged = replace(merged, **platform.as_dict())
+    if kept_post is not None:
+        merged = replace(merged, **post_metadata(kept_post).as_dict())
     saved = {
         **merged.as_dict(),
         "sources": {"raw": raw.as_dict(), "rendered": rendered.as_dict()},
         "rendered_is_wall": looks_like_wall(rendered),
-        "reddit_json": reddit is not None,
-        "post": kept.platform if kept is not None else None,
+        "platform_values": found[0] if found is not None else None,
+        "post": kept_post.platform if kept_post is not None else None,
         "pdf": document.as_dict() if document is not None else None,
         "skipped_sources": list(inputs.skipped),
         "cut_sources": list(inputs.cut),
@@ -116,7 +123,7 @@ def main() -> int:
     values["has_video"] = (
         any(shows_video(html) for html in (inputs.raw, inputs.rendered) if html)
         or bool(post and post.get("has_video") is True)
-        or bool(kept and kept.has_video())
+        or bool(kept_post and kept_post.has_video())
     )
     saved["has_video"] = values["has_video"]
     Path("metadata.json").write_text(json.dumps(saved, indent=1, ensure_ascii=False))

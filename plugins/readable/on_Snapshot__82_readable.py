@@ -1,8 +1,9 @@
 """Hook (step 8, post-processing): the article, sanitized, and its plain text for search.
 
 Reads the rendered DOM (`../dom/dom.html`) and the raw HTML (`../fetch/body.html`), each when
-present and not an HTTP error page (shared.content.inputs). For Reddit links whose JSON the
-reddit plugin turned into `../reddit/thread.html` (post and comments), that is the article.
+present and not an HTTP error page (shared.content.inputs). For a link whose platform's
+data a platform plugin turned into `../<platform>/thread.html` (shared.platforms.kept:
+Reddit's thread JSON, post and comments), that is the article.
 Otherwise the elements each version hides are removed (shared.content.visible), then
 trafilatura, readability-lxml and jusText vote on both versions and the candidate the others
 agree with most wins (shared.content.article); its text is the search text, and for
@@ -37,6 +38,7 @@ from shared.content.plaintext import plain_text
 from shared.content.sanitize import image_sources, sanitize_html
 from shared.hooks.config import hook_settings
 from shared.hooks.records import ArchiveResultRecord, TextRecord, emit
+from shared.platforms import kept
 
 
 def main() -> int:
@@ -49,7 +51,7 @@ def main() -> int:
     tags = int(settings["READABLE_MAX_TAGS"])
     snapshot = Path("..")
     inputs = read_inputs(snapshot, args.url, cap, tags)
-    thread = snapshot / "reddit" / "thread.html"
+    found = kept.find(snapshot, kept.ARTICLE)
     pdf = snapshot / "fetch" / "body.pdf"
     sources = [
         Source(name, html)
@@ -62,11 +64,12 @@ def main() -> int:
     article_html, what = "", "article"
     reading_html = ""  # the article with its images, when they differ (illustrated)
     doc = None
-    if pdf.is_file() and not thread.is_file():
+    if pdf.is_file() and found is None:
         doc = _pdf(pdf, int(settings["READABLE_MAX_PDF_PAGES"]), limit or cap, info)
-    if thread.is_file():
+    if found is not None:
+        platform, thread = found
         article_html = thread.read_text(encoding="utf-8")
-        info.update(extractor="reddit-json", source="reddit")
+        info.update(extractor=f"{platform}-json", source=platform)
     elif doc is not None:
         article_html = doc.article_html() if doc.paragraphs else ""
         info.update(extractor="pypdf", source="pdf", pages=doc.pages, pages_read=doc.pages_read)

@@ -49,7 +49,7 @@ POST_SOURCES: dict[str, str] = {
 def step_thing(plugin: str) -> str:
     """'the screenshot', 'the post', 'the page itself' ..."""
     if plugin in SITES:
-        return "the Reddit thread" if plugin == "reddit" else "the post"
+        return SITES[plugin].capture_thing
     return STEP_THINGS.get(plugin, f"the {plugin} step's output")
 
 

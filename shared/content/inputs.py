@@ -5,8 +5,8 @@ A hook's cwd is `out_dir/<plugin>/`; the captures sit beside it:
 - `../navigate/navigate.json`: `final_url`, `status`, headers of the browser's navigation;
 - `../fetch/body.html`: the raw body (fetch plugin, step 4), bytes as served, and
   `../fetch/headers.json`: `final_url`, `status`, `headers`;
-- `../reddit/page.html`: for Reddit links, the old.reddit (or www) page the reddit plugin
-  found usable; it replaces fetch's body as the raw HTML.
+- `../<platform>/page.html`: the page a platform plugin's chain kept (shared.platforms.kept:
+  Reddit's old.reddit, or www, page); it replaces fetch's body as the raw HTML.
 A source whose recorded HTTP status is an error (>= 400) is left out: an error page is never
 described as the page (its title would be "503 Service Unavailable"); so is a wall
 (shared.content.walls: the rendered page when the navigate hook found one, the raw body
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.content.walls import wall_in_html
+from shared.platforms import kept
 
 CHARSET_HEADER = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
 CHARSET_META = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", re.I)
@@ -146,9 +147,9 @@ def read_inputs(
     raw: str | None = None
     body = out_dir / "fetch" / "body.html"
     content_type = _header(fetched.get("headers"), "content-type")
-    reddit_page = out_dir / "reddit" / "page.html"
-    if reddit_page.is_file():
-        raw = read("raw", reddit_page)
+    platform_page = kept.find(out_dir, kept.PAGE)
+    if platform_page is not None:
+        raw = read("raw", platform_page[1])
     elif body.is_file():
         if _is_error(fetched.get("status")):
             skipped.append(f"raw: HTTP {fetched['status']}")

@@ -1,8 +1,8 @@
 """X-No-Archive opt-outs: does a page ask not to be archived? One detection, used by the fetch
 plugin (raw headers and body), the navigate plugin (the browser's main-document headers
 and the rendered page's meta tags), and every other step that reads the page itself: the
-reddit plugin's page and thread JSON, the media hook's look at the page before yt-dlp
-(`declined_by_answer`, on shared.platforms.http's answers).
+steps of Reddit's chain (its page and thread JSON, in a capture), the media hook's look at
+the page before yt-dlp (`declined_by_answer`, on shared.platforms.http's answers).
 
 A page opts out with an `X-No-Archive` response header, or a `<meta name="x-no-archive">` /
 `<meta http-equiv="X-No-Archive">` tag, whatever its value except `no`, `0` or `false`.

@@ -3,9 +3,16 @@ the platform says it is gone; a step that cannot tell (`unknown`) hands over to 
 
 A step is `async (ctx, ref) -> StepOutcome` and never raises: anything a step did not
 expect becomes `unknown` with the exception's text, so a bug in one step leaves the next
-one its chance and the report says what happened. The capture hooks run a chain with a
-media folder (the post's images are then stored, `store_media`); a liveness check runs the
-same steps without one.
+one its chance and the report says what happened. The capture hooks run a chain with the
+hook's folder (`Context.folder`; the post's images are then stored, `store_media`); a
+liveness check runs the same steps without one.
+
+A step that keeps files of its own in that folder is declared `Keeping` (Reddit's thread
+JSON keeps `thread.json`, its pages `page.html`); one that is there for its files alone
+(`capture_only`: a page, not the post) runs in a capture only, for a link that names no post
+too, and not when an earlier step already kept its files (the same page from another host).
+An answer that asks not to be archived (`declined`, X-No-Archive) ends the chain: the
+capture then keeps nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any, Protocol
 from shared.cookies import CookieSet
 from shared.filehash import sha256_file
 from shared.platforms.http import Client
-from shared.platforms.outcome import ChainResult, StepOutcome, unknown
+from shared.platforms.outcome import DECLINED, ChainResult, StepOutcome, unknown
 from shared.platforms.post import Post, PostMedia
 from shared.platforms.ytdlp import YtdlpOptions
 
@@ -30,6 +37,7 @@ class PostRef:
 
     platform: str
     post_id: str
+    """Empty for a link that names no post (a subreddit: only `capture_only` steps run)."""
     url: str
     """The link (canonical form)."""
     handle: str | None = None
@@ -78,6 +86,9 @@ class Context:
 
     settings: Settings
     client: Client
+    folder: Path | None = None
+    """The capture hook's folder, where `Keeping` steps keep their files; None in a liveness
+    check."""
 
 
 class Step(Protocol):
@@ -86,22 +97,51 @@ class Step(Protocol):
     def __call__(self, ctx: Context, ref: PostRef) -> Awaitable[StepOutcome]: ...
 
 
+@dataclass(frozen=True)
+class Keeping:
+    """A step that keeps files in the capture's folder (`Context.folder`), and says which
+    (its outcome's `kept` names those it wrote)."""
+
+    run: Step
+    files: tuple[str, ...]
+    """What it may write there: deleted again when an answer asks not to be archived."""
+    capture_only: bool = False
+    """It is there for its files alone (a page, not the post): a liveness check (no folder)
+    skips it, a link that names no post still gets it, and a capture skips it once earlier
+    steps kept all its files."""
+
+    def __call__(self, ctx: Context, ref: PostRef) -> Awaitable[StepOutcome]:
+        return self.run(ctx, ref)
+
+
 Chain = Sequence[tuple[str, Step]]
 
 
+def kept_files(chain: Chain) -> tuple[str, ...]:
+    """Every file the chain's `Keeping` steps may write."""
+    return tuple(f for _, s in chain if isinstance(s, Keeping) for f in s.files)
+
+
+def _runs(step: Step, ctx: Context, ref: PostRef, result: ChainResult) -> bool:
+    """Whether the step has anything to do in this run."""
+    if isinstance(step, Keeping) and step.capture_only:
+        return ctx.folder is not None and not set(step.files) <= set(result.kept)
+    return bool(ref.post_id)
+
+
 async def run_chain(ctx: Context, ref: PostRef, chain: Chain) -> ChainResult:
-    """Every step in order until one is `present` or `gone`."""
+    """Every step in order until one is `present` or `gone`, or an answer declined."""
     result = ChainResult(ref.platform, ref.url)
     wanted = ctx.settings.steps
     for name, step in chain:
-        if wanted and name not in wanted:
+        if (wanted and name not in wanted) or not _runs(step, ctx, ref, result):
             continue
         try:
             outcome = await step(ctx, ref)
         except Exception as exc:  # a step's own bug must not hide the next step's answer
             outcome = unknown(name, ref.url, None, "failed", f"{type(exc).__name__}: {exc}")
         result.steps.append(outcome)
-        if outcome.verdict in ("present", "gone"):
+        if outcome.verdict in ("present", "gone") or outcome.evidence.reason == DECLINED:
             break
     return result
 

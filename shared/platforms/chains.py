@@ -1,6 +1,7 @@
 """Which platform's chain a link's post is got with: each platform of the registry
 (`shared.platforms.registry`) paired with its chain module (`shared/platforms/<platform>.py`:
-`recognise`, `CHAIN`, `BASES`)."""
+`recognise`, `CHAIN`, `BASES`; optionally `capture_ref`, `error_code` and
+`CAPTURE_COOKIES`, which Reddit's declares)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from shared.platforms.chain import Chain, PostRef
+from shared.platforms.outcome import ChainResult
 from shared.platforms.registry import SITES
 
 
@@ -26,12 +28,30 @@ class Platform:
     chain: Chain
     bases: tuple[str, ...]
     """The settings naming its API base URLs (config.json of its plugin)."""
+    capture_ref: Callable[[str], PostRef | None]
+    """What its plugin's capture of a link starts from: `recognise`, or for a platform whose
+    other pages are kept too (Reddit's subreddits), a PostRef naming no post for those."""
+    error_code: Callable[[ChainResult], str] | None = None
+    """The code of a capture that kept nothing, when the platform ranks its steps' answers
+    itself (Reddit: a block page anywhere first); None: the deciding step's."""
+    capture_cookies: bool = True
+    """Whether its capture sends the operator's cookies (COOKIES_DIR); its liveness checks
+    always may."""
 
 
 def _paired(name: str) -> Platform:
     """A platform's facts with its chain module, `shared/platforms/<name>.py`."""
     module = importlib.import_module(f"shared.platforms.{name}")
-    return Platform(name, SITES[name].title, module.recognise, module.CHAIN, module.BASES)
+    return Platform(
+        name,
+        SITES[name].title,
+        module.recognise,
+        module.CHAIN,
+        module.BASES,
+        getattr(module, "capture_ref", module.recognise),
+        getattr(module, "error_code", None),
+        getattr(module, "CAPTURE_COOKIES", True),
+    )
 
 
 PLATFORMS: dict[str, Platform] = {name: _paired(name) for name in SITES}

@@ -5,12 +5,16 @@ step found it).
 
 Both keep what they found in the hook's folder: `post.json` (kind `post`), the post's images
 under `media/` (kind `post_media`), `<platform>.json` (every step's outcome and evidence,
-kind `post_sources`) and `<platform>.warc.gz` (every exchange). A Post record carries the post
-to the writer. The site's cookies (COOKIES_DIR) go to yt-dlp and to the steps' own requests
+kind `post_sources`) and `<platform>.warc.gz` (every exchange), and the API hook what its
+chain's `Keeping` steps keep (Reddit's page and thread files). A Post record carries the
+post to the writer. The API hook succeeds when a step found the post or kept its files; an
+answer asking not to be archived (a `declined` step) ends it `E_<PLUGIN>_DECLINED` with
+nothing kept. The site's cookies (COOKIES_DIR) go to yt-dlp and to the steps' own requests
 of the site's hosts (`client`: shared.platforms.http with the CookieSet); their values are
-scrubbed from everything written, and a login wall met although they were sent is
-`E_<PLUGIN>_LOGGED_OUT` (the operator's session expired; said by yt-dlp and by the browser's
-page, not yet by an HTTP step).
+scrubbed from everything written (a platform whose capture sends none, Reddit's, declares
+`CAPTURE_COOKIES = False`: its liveness checks still use them), and a login wall met
+although they were sent is `E_<PLUGIN>_LOGGED_OUT` (the operator's session expired; said by
+yt-dlp and by the browser's page, not yet by an HTTP step).
 
 Settings come from the plugin's config.json (shared.hooks.config.hook_settings):
 `<P>_REQUEST_TIMEOUT`, `<P>_MAX_BYTES`, `<P>_MEDIA_MAX_BYTES`, `<P>_REPLY_DEPTH`,
@@ -24,8 +28,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +40,14 @@ from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import env_prefix, hook_settings
 from shared.hooks.error_codes import LOGIN_REASONS, code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, PostRecord, emit
-from shared.platforms.chain import Context, PostRef, Settings, run_chain, store_media
+from shared.platforms.chain import (
+    Context,
+    PostRef,
+    Settings,
+    kept_files,
+    run_chain,
+    store_media,
+)
 from shared.platforms.chains import PLATFORMS
 from shared.platforms.http import Client, warc_log
 from shared.platforms.outcome import ChainResult
@@ -51,7 +64,7 @@ def _start(hook_file: str) -> tuple[str, str, PostRef | None]:
     parser.add_argument("--url", required=True)
     args, _ = parser.parse_known_args()
     plugin = Path(hook_file).resolve().parent.name
-    ref = PLATFORMS[plugin].recognise(str(args.url))
+    ref = PLATFORMS[plugin].capture_ref(str(args.url))
     if ref is None:
         emit(ArchiveResultRecord(status="skipped", output_str=f"not a {plugin} post link"))
     return plugin, str(args.url), ref
@@ -116,6 +129,9 @@ def error_code(plugin: str, result: ChainResult, cookies_sent: bool) -> str:
     step = result.deciding
     if cookies_sent and step is not None and step.evidence.reason in LOGIN_REASONS:
         return code(prefix, "LOGGED_OUT")
+    ranked = PLATFORMS[plugin].error_code
+    if ranked is not None:
+        return ranked(result)
     return result.error_code(prefix) or code(prefix, "NO_POST")
 
 
@@ -133,6 +149,10 @@ def _finish(
             )
         )
         return 0
+    if result.kept:  # a Keeping step kept its page although no step found a post
+        output = f"kept {', '.join(result.kept)}: {summary}"
+        emit(ArchiveResultRecord(status="succeeded", output_str=output[:500]))
+        return 0
     ending = error_code(plugin, result, cookies_sent)
     print(f"{plugin}: {ending}: {summary}", file=sys.stderr)
     emit(ArchiveResultRecord(status="failed", output_str=summary, error_code=ending))
@@ -144,10 +164,21 @@ async def _api(plugin: str, ref: PostRef, s: Settings, env: Mapping[str, str]) -
         warc_log(Path(f"{plugin}.warc.gz"), SOFTWARE) as warc,
         client(plugin, env, s, warc) as http,
     ):
-        result = await run_chain(Context(s, http), ref, PLATFORMS[plugin].chain)
-        if result.post is not None:
+        result = await run_chain(Context(s, http, Path.cwd()), ref, PLATFORMS[plugin].chain)
+        if result.post is not None and result.declined is None:
             await store_media(http, result.post, Path.cwd())
         return result
+
+
+def _forget(plugin: str) -> None:
+    """Delete what the hook wrote before an answer declined: nothing of the link is kept."""
+    names = {POST_FILE, "media", f"{plugin}.warc.gz", *kept_files(PLATFORMS[plugin].chain)}
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def api_main(hook_file: str) -> int:
@@ -155,9 +186,19 @@ def api_main(hook_file: str) -> int:
     plugin, url, ref = _start(hook_file)
     if ref is None:
         return 0
+    platform = PLATFORMS[plugin]
     values = hook_settings(hook_file)
-    s = settings(plugin, values, PLATFORMS[plugin].bases, url)
+    s = settings(plugin, values, platform.bases, url)
+    if not platform.capture_cookies:
+        s = replace(s, cookies=None)
     result = asyncio.run(_api(plugin, ref, s, values))
+    why_not = result.declined
+    if why_not is not None:
+        _forget(plugin)
+        output = f"declined: the page asks not to be archived ({why_not})"
+        ending = code(env_prefix(plugin), "DECLINED")
+        emit(ArchiveResultRecord(status="failed", output_str=output[:500], error_code=ending))
+        return 0
     report = {
         **result.report(),
         "cookies": {"site": s.cookies.site, "count": len(s.cookies.cookies)} if s.cookies else None,

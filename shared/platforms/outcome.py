@@ -49,6 +49,8 @@ UNKNOWN_CODES: dict[str, What] = {
     "no_answer": "FAILED",
     "network": "NETWORK",
     "geo_blocked": "GEO_BLOCKED",
+    "age_gate": "AGE_GATE",
+    "declined": "DECLINED",
 }
 """An `unknown` reason -> the `<WHAT>` of its error code; a fetch error kind (TIMEOUT,
 STALLED, DNS, REFUSED, ...) is its own `<WHAT>`."""
@@ -78,10 +80,13 @@ class StepOutcome:
     post: Post | None = None
     """The post when present; when gone, what the platform still shows of it, if anything
     (a Reddit post `[removed]` by its moderators keeps its title and comments)."""
+    kept: tuple[str, ...] = ()
+    """The files the step kept in the capture's folder (shared.platforms.chain.Keeping)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The attempt as recorded in `<platform>.json` (no post: post.json holds it)."""
-        return {"step": self.step, "verdict": self.verdict, **asdict(self.evidence)}
+        kept = {"kept": list(self.kept)} if self.kept else {}
+        return {"step": self.step, "verdict": self.verdict, **asdict(self.evidence), **kept}
 
 
 def present(step: str, url: str, status: int | None, post: Post) -> StepOutcome:
@@ -100,6 +105,21 @@ def gone(
 def unknown(step: str, url: str, status: int | None, reason: str, text: str = "") -> StepOutcome:
     """The step could not tell (reason: a key of UNKNOWN_CODES or a fetch error kind)."""
     return StepOutcome(step, "unknown", Evidence(url, status, reason, text[:1000]))
+
+
+DECLINED = "declined"
+"""The reason of a `declined` outcome."""
+
+
+def kept(step: str, url: str, status: int | None, files: tuple[str, ...]) -> StepOutcome:
+    """A capture's step kept `files` (a page) and says nothing of the post: unknown, `kept`."""
+    return StepOutcome(step, "unknown", Evidence(url, status, "kept"), kept=files)
+
+
+def declined(step: str, url: str, status: int | None, why: str) -> StepOutcome:
+    """An answer of a capture asks not to be archived (X-No-Archive header or meta): the
+    chain ends there and the capture keeps nothing."""
+    return unknown(step, url, status, DECLINED, why)
 
 
 @dataclass
@@ -128,6 +148,16 @@ class ChainResult:
         """The step whose outcome is the verdict (for unknown: the first step's)."""
         return next((s for s in self.steps if s.verdict == self.verdict), None)
 
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The files the steps kept, in order."""
+        return tuple(f for s in self.steps for f in s.kept)
+
+    @property
+    def declined(self) -> str | None:
+        """Why an answer asked not to be archived, when one did."""
+        return next((s.evidence.text for s in self.steps if s.evidence.reason == DECLINED), None)
+
     def error_code(self, prefix: str) -> str | None:
         """`E_<PREFIX>_<WHAT>` (shared.hooks.error_codes) when no step found the post, else
         None. `prefix`: the plugin's settings prefix (`X`, `BLUESKY` ...)."""
@@ -154,7 +184,9 @@ class ChainResult:
     def summary(self) -> str:
         """One line: which step worked, or why each failed."""
         parts = [
-            f"{s.step}: {s.verdict if s.verdict == 'present' else s.evidence.reason}"
+            f"{s.step}: kept {', '.join(s.kept)}"
+            if s.kept and s.verdict == "unknown"
+            else f"{s.step}: {s.verdict if s.verdict == 'present' else s.evidence.reason}"
             + (f" {s.evidence.status}" if s.evidence.status and s.verdict != "present" else "")
             for s in self.steps
         ]

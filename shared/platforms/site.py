@@ -127,6 +127,8 @@ class Site:
     """Its post pages' title forms, by domain."""
     title_wrapper: re.Pattern[str] | None = None
     """Text it wraps every page title in (Reddit's "From the r community on Reddit: ")."""
+    capture_thing: str = "the post"
+    """What its plugin's capture keeps, in a reader's words ("the Reddit thread")."""
 
     @property
     def domains(self) -> tuple[str, ...]:

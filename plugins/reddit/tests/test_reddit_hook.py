@@ -1,5 +1,6 @@
-"""The reddit hook as a real subprocess against a fixture server on 127.0.0.1 standing in for
-old.reddit.com, www.reddit.com and the JSON endpoint (their bases are settings)."""
+"""The reddit plugin's hook (Reddit's chain: its pages, then the thread JSON) as a real
+subprocess against a fixture server on 127.0.0.1 standing in for old.reddit.com,
+www.reddit.com and the JSON endpoint (their bases are settings)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
 from testkit.httpserver import FixtureServer, Reply
 
-HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__42_reddit.py"
+HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__15_reddit.py"
 CORPORA = Path(__file__).resolve().parents[3].parent / "shared" / "corpora"
 LINK = "https://www.reddit.com/r/t/comments/abc123/a_title/"
 PATH = "/r/t/comments/abc123/a_title/"
@@ -85,13 +86,21 @@ def report(cwd: Path) -> dict[str, Any]:
     return data
 
 
+def attempts(cwd: Path) -> list[tuple[str, str]]:
+    """(step, reason) of every attempt in reddit.json."""
+    return [(a["step"], a["reason"]) for a in report(cwd)["attempts"]]
+
+
 def test_old_reddit_and_json(reddit: FixtureServer, tmp_path: Path) -> None:
     b = reddit.base
     code, records = run(tmp_path, old=f"{b}/ok", www=f"{b}/blocked", json=f"{b}/ok")
     assert code == 0 and result(records).status == "succeeded"
-    assert result(records).output_str == "old.reddit + json"
+    assert result(records).output_str == (
+        "post via thread-json: old-page: kept page.html; thread-json: present"
+    )
     assert (tmp_path / "page.html").read_bytes() == THREAD_PAGE
-    assert report(tmp_path)["html_source"] == "old.reddit" and report(tmp_path)["json"] is True
+    assert attempts(tmp_path) == [("old-page", "kept"), ("thread-json", "ok")]
+    assert report(tmp_path)["source"] == "thread-json"
     assert not any(p.startswith("/blocked") for p, _ in reddit.requests)  # www not needed
     thread = (tmp_path / "thread.html").read_text()
     assert "<h1>A title</h1>" in thread and "u/alice" in thread and "Nice post" in thread
@@ -108,18 +117,20 @@ def test_old_reddit_and_json(reddit: FixtureServer, tmp_path: Path) -> None:
 def test_login_wall_falls_back_to_www(reddit: FixtureServer, tmp_path: Path) -> None:
     b = reddit.base
     code, records = run(tmp_path, old=f"{b}/lw", www=f"{b}/ok", json=f"{b}/ok")
-    assert code == 0 and result(records).output_str.startswith("www.reddit + json")
-    verdicts = [a["verdict"] for a in report(tmp_path)["attempts"]]
-    assert verdicts == ["login", "ok", "ok"]
-    assert report(tmp_path)["html_source"] == "www.reddit"
+    assert code == 0 and result(records).status == "succeeded"
+    assert attempts(tmp_path) == [
+        ("old-page", "login_wall"), ("www-page", "kept"), ("thread-json", "ok")
+    ]  # fmt: skip
+    assert (tmp_path / "page.html").read_bytes() == THREAD_PAGE
 
 
 def test_blocked_and_over18_leave_the_json_alone(reddit: FixtureServer, tmp_path: Path) -> None:
     b = reddit.base
     code, records = run(tmp_path, old=f"{b}/blocked", www=f"{b}/gate", json=f"{b}/ok")
-    assert code == 0 and result(records).output_str.startswith("json (")
-    assert [a["verdict"] for a in report(tmp_path)["attempts"]] == ["blocked", "over18", "ok"]
-    assert report(tmp_path)["html_source"] is None
+    assert code == 0 and result(records).status == "succeeded"
+    assert attempts(tmp_path) == [
+        ("old-page", "blocked"), ("www-page", "age_gate"), ("thread-json", "ok")
+    ]  # fmt: skip
     assert not (tmp_path / "page.html").exists() and (tmp_path / "thread.html").exists()
 
 
@@ -135,7 +146,7 @@ def test_login_walls_everywhere_are_a_soft_failure(reddit: FixtureServer, tmp_pa
     code, records = run(tmp_path, old=f"{b}/lw", www=f"{b}/lw", json=f"{b}/lw")
     assert code == 0
     assert result(records).error_code == "E_REDDIT_LOGIN_WALL"
-    assert report(tmp_path)["attempts"][-1]["verdict"] == "not_json"
+    assert attempts(tmp_path)[-1] == ("thread-json", "login_wall")  # a 200: says nothing
 
 
 def test_production_mode_refuses_private_addresses(reddit: FixtureServer, tmp_path: Path) -> None:
@@ -145,7 +156,7 @@ def test_production_mode_refuses_private_addresses(reddit: FixtureServer, tmp_pa
     )
     assert code == 0  # refusing again later cannot help
     assert result(records).error_code == "E_REDDIT_REFUSED"
-    assert all(a["kind"] == "REFUSED" for a in report(tmp_path)["attempts"])
+    assert [reason for _, reason in attempts(tmp_path)] == ["refused"] * 3
     assert reddit.requests == []
 
 
@@ -172,6 +183,20 @@ def test_praw_recording_served_as_the_json(reddit: FixtureServer, tmp_path: Path
     post = json.loads((tmp_path / "meta.json").read_text())
     assert post["title"] == "[PRAW] HTTPS enabled PRAW testing needed"
     assert post["author"] == "bboe" and post["published_at"] == "2014-09-17T06:34:31Z"
+
+
+def test_a_subreddit_keeps_its_page_alone(reddit: FixtureServer, tmp_path: Path) -> None:
+    reddit.routes["/ok/r/t/"] = Reply(THREAD_PAGE, headers=HTML)
+    b = reddit.base
+    code, records = run(
+        tmp_path, link="https://old.reddit.com/r/t/", old=f"{b}/ok", www=f"{b}/ok", json=f"{b}/ok"
+    )
+    assert code == 0 and result(records).status == "succeeded"
+    assert result(records).output_str.startswith("kept page.html")
+    assert attempts(tmp_path) == [("old-page", "kept")]
+    assert (tmp_path / "page.html").read_bytes() == THREAD_PAGE
+    assert not (tmp_path / "post.json").exists() and not (tmp_path / "thread.json").exists()
+    assert [p for p, _ in reddit.requests] == ["/ok/r/t/"]
 
 
 def test_other_links_are_skipped(tmp_path: Path) -> None:

@@ -69,4 +69,5 @@ SITE = Site(
     media_key="reddit",
     media_rules=(MediaRule(("v.redd.it",), re.compile(r"^/([\w]+)")),),
     title_wrapper=re.compile(r"^From the \S+ community on Reddit: ", re.I),
+    capture_thing="the Reddit thread",
 )
