@@ -22,6 +22,10 @@ PLATFORM_FRAGMENT = Path(registry.__file__).with_name("plugin.json")
 """The settings (and artifact kinds) every platform plugin has: a config.json saying
 `"x-platform": true` gets them laid under its own (`{P}`: its prefix, `{p}`: its name)."""
 
+PLATFORM_READS = "x-platform"
+"""In a config.json's `"reads"`: every platform plugin (each platform of the registry is the
+plugin of its name), so a reader of the platforms' kept files needs no list of them."""
+
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook may run when neither `<PLUGIN>_TIMEOUT` nor `TIMEOUT` says otherwise."""
 
@@ -77,7 +81,8 @@ class PluginConfig:
     schema: Mapping[str, Any] = field(default_factory=dict)
     """The whole schema, for validation."""
     reads: tuple[str, ...] = ()
-    """Plugins whose output this one reads (`"reads"` in config.json; see reads.py)."""
+    """Plugins whose output this one reads (`"reads"` in config.json; see reads.py). The entry
+    `"x-platform"` stands for every platform plugin (`PLATFORM_READS`)."""
     domains: tuple[str, ...] = ()
     """`"x-domains"`, or a platform plugin's link domains (`shared.platforms.registry`): the
     registrable domains of the links its hooks run for; empty: every link."""
@@ -225,6 +230,9 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
     reads = schema.get("reads", [])
     if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
         raise ConfigError(f"{plugin}/config.json: reads must be a list of plugin names")
+    if PLATFORM_READS in reads:  # every platform's plugin, the registry's list, not a copy
+        at = reads.index(PLATFORM_READS)
+        reads = [*reads[:at], *sorted(registry.SITES), *reads[at + 1 :]]
     domains = schema.get("x-domains", [])
     if not isinstance(domains, list) or not all(isinstance(d, str) and d for d in domains):
         raise ConfigError(f"{plugin}/config.json: x-domains must be a list of domains")

@@ -9,6 +9,7 @@ import pytest
 
 from shared.hooks.discovery import discover_hooks
 from shared.hooks.reads import plugin_reads, with_related
+from shared.platforms import registry
 from tests.hooks.support import FIXTURES, base_env, capture
 
 
@@ -40,3 +41,11 @@ def test_a_retry_brings_readers_and_their_sources() -> None:
     assert [h.key for h in with_related(hooks, {reader}, reads)] == [src, reader]
     ok = next(h.key for h in hooks if h.plugin == "ok_py")
     assert [h.key for h in with_related(hooks, {ok}, reads)] == [ok]
+
+
+def test_x_platform_in_reads_is_every_platform_plugin() -> None:
+    """metadata reads the platforms' kept values: every platform of the registry, the one
+    added last (mastodon) included, without a list of them in its config.json."""
+    reads = plugin_reads([Path(__file__).parents[2] / "plugins"])
+    assert set(reads["metadata"]) == {"fetch", "dom", *registry.SITES}
+    assert "mastodon" in reads["metadata"] and "x-platform" not in reads["metadata"]
