@@ -19,6 +19,18 @@ from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.waiting import wait_for
 
+E2E_TIMEOUT_S = 420
+"""pytest-timeout's bound for an end-to-end test without its own: a whole stack started,
+used and stopped (twice in some) took past the suite's 180 s at load 20. A bound for a hung
+test, not a timing."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
+
 
 @dataclass
 class Forum:
