@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +58,8 @@ class JobRun:
         self.folder = run_prefix(cfg.s3_prefix, job.link_id, job.snapshot_id, job.attempt, run)
         """Where this run's files go: a folder of its own unless it is the job's first."""
         self.seq = 0
+        self.queued: list[HookRecord] = []
+        """Queued results not sent yet: they go with the run's next record, in its message."""
         self.uploaded: set[Path] = set()
         self.artifacts: list[ArtifactRecord] = []
         self.files: dict[tuple[str, str], FileRecord] = {}
@@ -97,7 +100,10 @@ class JobRun:
                 "attempt": job.attempt, "run": self.run, "worker": self.cfg.worker_id}  # fmt: skip
 
     async def publish(self, record: HookRecord) -> None:
-        """Publish one record as a CaptureEvent (raises BusError)."""
+        """Publish one record as a CaptureEvent, after the queued results not sent yet, in
+        the same message (raises BusError)."""
+        first, *more = [*self.queued, record]
+        self.queued = []
         event = CaptureEvent(
             job_id=self.job.job_id,
             link_id=self.job.link_id,
@@ -106,14 +112,20 @@ class JobRun:
             run=self.run,
             seq=self.seq,
             worker=self.cfg.worker_id,
-            record=record,
+            record=first,
+            more=more,
         )
         self.seq += 1
         await bus.publish(self.js, CAPTURE_RESULT, event)
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
         """HookObserver: forward a record as it streams out of the hook (a File record is
-        kept for the upload of its file instead; a Progress record also feeds the metrics)."""
+        kept for the upload of its file instead; a Progress record also feeds the metrics).
+        The queued results, which all come before any hook runs, go in one message with
+        the next record."""
+        if isinstance(record, ArchiveResultRecord) and record.status == "queued":
+            self.queued.append(record)
+            return
         if isinstance(record, ProgressRecord):
             self.progress(hook.plugin, record)
         if isinstance(record, FileRecord):
@@ -164,6 +176,8 @@ class JobRun:
         the kind its plugin declares."""
         plugin = hook.plugin
         config = load_plugin_config(hook.path.parent)
+        if _is_empty(output_dir):  # the hook kept nothing: no thread to list it
+            return
         for path, rel, size in await asyncio.to_thread(_list_files, output_dir):
             if path in self.uploaded:
                 continue
@@ -232,6 +246,15 @@ class JobRun:
         }
         key = meta_key(self.folder, self.cfg.service)
         await self.store.put_bytes(key, json.dumps(meta, indent=1).encode(), "application/json")
+
+
+def _is_empty(folder: Path) -> bool:
+    """True when the folder holds nothing (or is not there); reads one entry at most."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except FileNotFoundError:
+        return True
 
 
 def _list_files(output_dir: Path) -> list[tuple[Path, str, int]]:

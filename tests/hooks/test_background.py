@@ -93,7 +93,13 @@ class SealProbe(Recorder):
 async def test_snapshot_cannot_seal_while_background_hook_runs(tmp_path: Path) -> None:
     probe = SealProbe()
     spec = SnapshotSpec(
-        "s", "u", tmp_path / "out", [FIXTURES], base_env(), only_hooks=["ord_b", "after_sh"]
+        "s",
+        "u",
+        tmp_path / "out",
+        [FIXTURES],
+        base_env(),
+        only_hooks=["ord_b", "after_sh"],
+        started_after=0,
     )
     probe.run = SnapshotRun(spec, probe, kill_grace=0.5)
     outcome = await probe.run.run()
