@@ -62,7 +62,8 @@ class CaptureEvent(Message):
     """The record itself."""
     more: list[HookRecord] = Field(default_factory=list)
     """Records sent with it, applied in order after `record` (a worker sends the queued
-    results of a snapshot's hooks together with its next record)."""
+    results of a snapshot's hooks with its next record, and a hook's Artifact records with
+    its final result)."""
 
     @property
     def records(self) -> list[HookRecord]:

@@ -114,6 +114,26 @@ async def test_a_job_streams_records_and_uploads_artifacts(
         records = [r for e in events for r in e.records]
         statuses = [r.status for r in records if isinstance(r, ArchiveResultRecord)]
         assert statuses[0] == "queued" and statuses[-1] == "succeeded"
+        # every hook's queued result in the first message; no claim and no quick hook's
+        # start sent apart: a final result per hook, with its files' Artifact records
+        results = [r for r in records if isinstance(r, ArchiveResultRecord)]
+        queued = [r.hook for r in events[0].records if getattr(r, "status", "") == "queued"]
+        ended = [r.hook for r in results if r.status not in ("queued", "started")]
+        assert sorted(queued) == sorted(ended)
+        assert statuses.count("queued") == len(queued)
+        [fetched] = [
+            e
+            for e in events
+            if any(
+                isinstance(r, ArchiveResultRecord) and r.plugin == "fetch" and r.exit_code == 0
+                for r in e.records
+            )
+        ]
+        assert [type(r).__name__ for r in fetched.records][-1] == "ArchiveResultRecord"
+        assert {r.kind for r in fetched.records if isinstance(r, ArtifactRecord)} >= {
+            "raw_response",
+            "headers",
+        }
         artifacts = {r.kind: r for r in records if isinstance(r, ArtifactRecord)}
         raw = artifacts["raw_response"]
         assert raw.s3_key == "archives/7/snap1/fetch/body.html" and "headers" in artifacts
