@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hooks.support import FIXTURES, LANGS, capture
+from tests.hooks.support import FIXTURES, LANGS, capture, sh_hook
 
 
 def near(when: datetime | None, delay: timedelta) -> bool:
@@ -128,11 +128,7 @@ async def test_a_hook_ending_before_started_after_is_not_reported_started(
 
 
 async def test_a_long_hook_is_reported_started_while_it_runs(tmp_path: Path) -> None:
-    plugin = tmp_path / "plugins" / "slow"
-    plugin.mkdir(parents=True)
-    hook_file = plugin / "on_Snapshot__10_slow.sh"
-    hook_file.write_text("#!/bin/sh\nsleep 5\n")
-    hook_file.chmod(0o755)
+    sh_hook(tmp_path / "plugins", "slow", "on_Snapshot__10_slow.sh", "sleep 5")
     outcome, rec = await capture(tmp_path, ["slow"], plugins_dirs=[tmp_path / "plugins"])
     [hook] = outcome.hooks
     assert hook.result.status == "succeeded"
