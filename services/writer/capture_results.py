@@ -141,7 +141,7 @@ def _archive_result(
     if rec.status == "started" or rec.started_at is not None:
         # its first hook started (a quick hook's final result is the only word of its start)
         transitions.start(ctx.conn, target.snapshot_id, ctx.now_iso)
-    elif rec.status in ("succeeded", "failed", "skipped"):
+    if rec.status in ("succeeded", "failed", "skipped"):
         HOOK_RESULTS.labels(rec.plugin, rec.status, rec.error_code or "").inc()
     if rec.status in ("failed", "partial") and what_of(rec.error_code) == "LOGGED_OUT":
         site = ctx.conn.execute("SELECT domain FROM links WHERE id = ?", (target.link_id,))

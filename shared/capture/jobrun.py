@@ -189,10 +189,10 @@ class JobRun:
         """Upload every file under output_dir not uploaded yet (skips .pid files), each with
         the kind its plugin declares; appends each one's Artifact record to `uploaded` as
         it is stored (those stored before a StorageError are there too)."""
-        plugin = hook.plugin
-        config = load_plugin_config(hook.path.parent)
         if _is_empty(output_dir):  # the hook kept nothing: no thread to list it
             return
+        plugin = hook.plugin
+        config = load_plugin_config(hook.path.parent)
         for path, rel, size in await asyncio.to_thread(_list_files, output_dir):
             if path in self.uploaded:
                 continue

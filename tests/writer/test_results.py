@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from prometheus_client import REGISTRY
+
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -64,6 +66,15 @@ def test_records_sent_together_are_applied_in_order(h: Harness) -> None:
     # a final result with its start is the snapshot's word that a hook started
     assert h.one("SELECT status FROM snapshots") == "started"
     assert h.one("SELECT count(*) FROM processed_messages WHERE subject = 'capture.result'") == 1
+
+
+def test_a_final_result_with_its_start_is_counted(h: Harness) -> None:
+    labels = {"plugin": "fetch", "status": "failed", "error_code": "E_FETCH_RECORDS_TEST"}
+    before = REGISTRY.get_sample_value("dla_writer_hook_results_total", labels) or 0
+    job = running_job(h)
+    h.apply(event(job, 0, result("failed", error_code="E_FETCH_RECORDS_TEST", started_at=h.now)))
+    after = REGISTRY.get_sample_value("dla_writer_hook_results_total", labels)
+    assert after == before + 1
 
 
 def test_queued_results_alone_leave_the_snapshot_queued(h: Harness) -> None:
