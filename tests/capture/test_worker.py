@@ -117,7 +117,11 @@ async def test_a_job_streams_records_and_uploads_artifacts(
         # every hook's queued result in the first message; no claim and no quick hook's
         # start sent apart: a final result per hook, with its files' Artifact records
         results = [r for r in records if isinstance(r, ArchiveResultRecord)]
-        queued = [r.hook for r in events[0].records if getattr(r, "status", "") == "queued"]
+        queued = [
+            r.hook
+            for r in events[0].records
+            if isinstance(r, ArchiveResultRecord) and r.status == "queued"
+        ]
         ended = [r.hook for r in results if r.status not in ("queued", "started")]
         assert sorted(queued) == sorted(ended)
         assert statuses.count("queued") == len(queued)
