@@ -2,10 +2,11 @@
 
     .venv/bin/python -m bench.bench_runner [--hooks 200] [--bg 50] [--bg-seconds 10] [--no-docs]
 
-1. Overhead per no-op hook, "spawn to record applied": from the moment the runner reports
-   the hook `started` (just before it resolves the config and spawns the process) to the
-   moment the observer receives the ArchiveResult the hook printed. Also "spawn to
-   finished" (until hook_finished: exit reaped, pipes drained, final state computed).
+1. Overhead per no-op hook, "spawn to record applied": from the hook's `started_at` (just
+   before the runner resolves the config and spawns the process) to the moment the observer
+   receives the record the hook printed (a Tag: the ArchiveResult a hook prints is not
+   streamed, its final result carries it). Also "spawn to finished" (until hook_finished:
+   exit reaped, pipes drained, final state computed).
    Python hooks forked from the pre-warmed host vs exec'd with a fresh interpreter, and a
    no-op sh hook (always exec'd).
 2. CPU of the runner process (all its threads, from /proc/self/stat) while it supervises
@@ -29,45 +30,46 @@ from pathlib import Path
 
 from bench.report import replace_section
 from shared.hooks.host import close_shared_host, shared_host
-from shared.hooks.records import ArchiveResultRecord, HookRecord
+from shared.hooks.records import ArchiveResultRecord, HookRecord, TagRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotSpec, run_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "## Hook runner"
 TICKS = os.sysconf("SC_CLK_TCK")
 
-PY_NOOP = (
-    "from shared.hooks.records import emit\n"
-    'emit({"type": "ArchiveResult", "status": "succeeded", "output_str": "noop"})\n'
-)
-SH_NOOP = (
-    '#!/bin/sh\necho \'{"type": "ArchiveResult", "status": "succeeded", "output_str": "noop"}\'\n'
-)
+PY_NOOP = 'from shared.hooks.records import emit\nemit({"type": "Tag", "name": "noop"})\n'
+SH_NOOP = '#!/bin/sh\necho \'{"type": "Tag", "name": "noop"}\'\n'
 
 
 class Timer:
-    """Observer noting, per hook, when it started, when its record arrived, when it finished."""
+    """Observer noting, per hook, when it started (its result's started_at, the wall clock),
+    when its record arrived, when it finished; or, with `expect`, when `expect` hooks were
+    reported started."""
 
     def __init__(self, expect: int = 0) -> None:
-        self.started: dict[str, float] = {}
-        self.recorded: dict[str, float] = {}
-        self.finished: dict[str, float] = {}
+        self.started: dict[str, datetime] = {}
+        self.recorded: dict[str, datetime] = {}
+        self.finished: dict[str, datetime] = {}
         self.expect = expect
+        self.reported_started = 0
         self.all_started = asyncio.Event()
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
-        now = time.perf_counter()
-        if isinstance(record, ArchiveResultRecord):
-            if record.status == "started":
-                self.started[hook.key] = now
-                if len(self.started) == self.expect:
-                    self.all_started.set()
-            elif record.status == "succeeded":
-                self.recorded[hook.key] = now
+        if isinstance(record, TagRecord):
+            self.recorded[hook.key] = datetime.now(UTC)
+        elif isinstance(record, ArchiveResultRecord) and record.status == "started":
+            self.reported_started += 1
+            if self.reported_started == self.expect:
+                self.all_started.set()
 
     async def hook_finished(self, hook: HookSpec, result: ArchiveResultRecord, out: Path) -> None:
-        assert result.status == "succeeded", result
-        self.finished[hook.key] = time.perf_counter()
+        assert result.status == "succeeded" and result.started_at is not None, result
+        self.finished[hook.key] = datetime.now(UTC)
+        self.started[hook.key] = result.started_at
+
+
+def ms_since(start: dict[str, datetime], end: dict[str, datetime]) -> list[float]:
+    return [(end[k] - start[k]).total_seconds() * 1000 for k in start]
 
 
 def make_plugins(root: Path, n: int, ext: str, body: str) -> Path:
@@ -99,8 +101,8 @@ async def overhead(
         "bench", "https://example.org/", tmp / label / "out", [plugins], dict(os.environ)
     )
     await run_snapshot(spec, timer, python_host=host)
-    to_record = [(timer.recorded[k] - timer.started[k]) * 1000 for k in timer.started]
-    to_finish = [(timer.finished[k] - timer.started[k]) * 1000 for k in timer.started]
+    to_record = ms_since(timer.started, timer.recorded)
+    to_finish = ms_since(timer.started, timer.finished)
     return {
         "median": statistics.median(to_record),
         "p90": pct(to_record, 90),
@@ -120,7 +122,9 @@ async def supervise_bg(tmp: Path, n: int, seconds: float) -> dict[str, float]:
         hook.chmod(0o755)
     timer = Timer(expect=n)
     out = tmp / "bg" / "out"
-    spec = SnapshotSpec("bench", "https://example.org/", out, [plugins], dict(os.environ))
+    spec = SnapshotSpec(  # each hook reported started as soon as it is spawned
+        "bench", "https://example.org/", out, [plugins], dict(os.environ), started_after=0
+    )
     cpu0, wall0 = cpu_seconds(), time.perf_counter()
     run = asyncio.create_task(run_snapshot(spec, timer))
     await timer.all_started.wait()
@@ -179,9 +183,9 @@ async def main() -> None:
 
 Command: {command} — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()},
 {cpu} CPUs, Linux {platform.release()}. {args.hooks} no-op hooks per row, each its own process.
-"spawn -> record applied" runs from the `started` ArchiveResult (emitted just before the
-runner resolves the plugin config and spawns) to the observer receiving the ArchiveResult the
-hook printed; "finished" adds exit, reaping, pipe drain and the final state. Target: ≤ 15 ms.
+"spawn -> record applied" runs from the hook's `started_at` (just before the runner resolves
+the plugin config and spawns) to the observer receiving the record (a Tag) the hook printed;
+"finished" adds exit, reaping, pipe drain and the final state. Target: ≤ 15 ms.
 
 {chr(10).join(table)}
 

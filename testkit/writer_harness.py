@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -120,8 +121,9 @@ def event(
     attempt: int | None = None,
     run: int = 1,
     worker: str = "host-a:1",
+    more: Sequence[HookRecord] = (),
 ) -> CaptureEvent:
-    """A CaptureEvent for a job row."""
+    """A CaptureEvent for a job row (`more`: records sent with `record`)."""
     return CaptureEvent(
         job_id=job["id"],
         link_id=job["link_id"],
@@ -131,6 +133,7 @@ def event(
         seq=seq,
         worker=worker,
         record=record,
+        more=list(more),
     )
 
 

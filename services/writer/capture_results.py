@@ -1,4 +1,5 @@
-"""Applying capture events: one hook record each, attached to its job, snapshot and link.
+"""Applying capture events: each one or more hook records, attached to the event's job,
+snapshot and link.
 
 Each record type has one handler (``RECORD_HANDLERS``); this module writes
 ``archive_results`` and ``archive_result_attempts`` itself and every other table through the
@@ -69,15 +70,15 @@ def resolve_target(ctx: ApplyContext, ev: CaptureEvent) -> Target | None:
 
 
 def apply_capture_event(ctx: ApplyContext, ev: CaptureEvent) -> bool:
-    """Apply one record; False when the event's link is unknown (nothing recorded)."""
+    """Apply an event's records in order; False when the event's link is unknown (nothing
+    recorded)."""
     target = resolve_target(ctx, ev)
     if target is None:
         log.warning("capture event %s for unknown link %d dropped", ev.msg_id(), ev.link_id)
         return False
     if moderation.is_taken_down(ctx.conn, target.link_id):
-        # captured before the takedown reached the worker: record nothing, remove the file
-        rec = ev.record
-        keys = [rec.s3_key] if isinstance(rec, ArtifactRecord) and rec.s3_key else []
+        # captured before the takedown reached the worker: record nothing, remove the files
+        keys = [r.s3_key for r in ev.records if isinstance(r, ArtifactRecord) and r.s3_key]
         moderation.remove_objects(ctx.conn, target.link_id, keys, ctx.now_iso)
         return True
     # Sign of life: the attempt in flight is not silent, so its deadline moves on.
@@ -91,7 +92,8 @@ def apply_capture_event(ctx: ApplyContext, ev: CaptureEvent) -> bool:
     )
     if ev.seq == 0 and ev.run > 1:  # a redelivered run starts: it talks to the host again
         transitions.rehold_host(ctx.conn, ev.job_id, ev.attempt, ev.run)
-    RECORD_HANDLERS[type(ev.record)](ctx, target, ev, ev.record)
+    for record in ev.records:
+        RECORD_HANDLERS[type(record)](ctx, target, ev, record)
     return True
 
 
@@ -136,9 +138,10 @@ def _archive_result(
             f" >= ({table}.{attempts}, {table}.run, {table}.seq)",
             values,
         )
-    if rec.status == "started":
+    if rec.status == "started" or rec.started_at is not None:
+        # its first hook started (a quick hook's final result is the only word of its start)
         transitions.start(ctx.conn, target.snapshot_id, ctx.now_iso)
-    elif rec.status in ("succeeded", "failed", "skipped"):
+    if rec.status in ("succeeded", "failed", "skipped"):
         HOOK_RESULTS.labels(rec.plugin, rec.status, rec.error_code or "").inc()
     if rec.status in ("failed", "partial") and what_of(rec.error_code) == "LOGGED_OUT":
         site = ctx.conn.execute("SELECT domain FROM links WHERE id = ?", (target.link_id,))

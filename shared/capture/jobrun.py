@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +38,10 @@ from shared.subjects import CAPTURE_EVIDENCE, CAPTURE_RELEASED, CAPTURE_RESULT
 
 log = logging.getLogger(__name__)
 
+RECORDS_A_MESSAGE = 100
+"""Records sent in one CaptureEvent at most (a hook's Artifact records with its final result,
+the queued results of a snapshot's hooks)."""
+
 
 class JobRun:
     """Streams one job attempt's records to the writer and uploads each hook's files."""
@@ -57,6 +62,8 @@ class JobRun:
         self.folder = run_prefix(cfg.s3_prefix, job.link_id, job.snapshot_id, job.attempt, run)
         """Where this run's files go: a folder of its own unless it is the job's first."""
         self.seq = 0
+        self.queued: list[HookRecord] = []
+        """Queued results not sent yet: they go with the run's next record, in its message."""
         self.uploaded: set[Path] = set()
         self.artifacts: list[ArtifactRecord] = []
         self.files: dict[tuple[str, str], FileRecord] = {}
@@ -96,24 +103,39 @@ class JobRun:
         return {"job_id": job.job_id, "link_id": job.link_id, "snapshot_id": job.snapshot_id,
                 "attempt": job.attempt, "run": self.run, "worker": self.cfg.worker_id}  # fmt: skip
 
-    async def publish(self, record: HookRecord) -> None:
-        """Publish one record as a CaptureEvent (raises BusError)."""
-        event = CaptureEvent(
-            job_id=self.job.job_id,
-            link_id=self.job.link_id,
-            snapshot_id=self.job.snapshot_id,
-            attempt=self.job.attempt,
-            run=self.run,
-            seq=self.seq,
-            worker=self.cfg.worker_id,
-            record=record,
-        )
-        self.seq += 1
-        await bus.publish(self.js, CAPTURE_RESULT, event)
+    async def publish(self, *records: HookRecord) -> None:
+        """Publish records as CaptureEvents, after the queued results not sent yet: one
+        message for up to RECORDS_A_MESSAGE of them, applied in order (raises BusError)."""
+        pending = [*self.queued, *records]
+        self.queued = []
+        events = []
+        for at in range(0, len(pending), RECORDS_A_MESSAGE):
+            first, *more = pending[at : at + RECORDS_A_MESSAGE]
+            events.append(
+                CaptureEvent(
+                    job_id=self.job.job_id,
+                    link_id=self.job.link_id,
+                    snapshot_id=self.job.snapshot_id,
+                    attempt=self.job.attempt,
+                    run=self.run,
+                    seq=self.seq,
+                    worker=self.cfg.worker_id,
+                    record=first,
+                    more=more,
+                )
+            )
+            self.seq += 1  # numbered before any is sent: a concurrent publish comes after
+        for event in events:
+            await bus.publish(self.js, CAPTURE_RESULT, event)
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
         """HookObserver: forward a record as it streams out of the hook (a File record is
-        kept for the upload of its file instead; a Progress record also feeds the metrics)."""
+        kept for the upload of its file instead; a Progress record also feeds the metrics).
+        The queued results, which all come before any hook runs, go in one message with
+        the next record."""
+        if isinstance(record, ArchiveResultRecord) and record.status == "queued":
+            self.queued.append(record)
+            return
         if isinstance(record, ProgressRecord):
             self.progress(hook.plugin, record)
         if isinstance(record, FileRecord):
@@ -143,13 +165,15 @@ class JobRun:
         self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
     ) -> None:
         """HookObserver: release the host after the last hook that talks to it, upload the
-        hook's new output files, then its final result."""
+        hook's new output files, then send their Artifact records and its final result
+        together."""
         if hook.key in self.host_hooks:
             self.host_hooks.discard(hook.key)
             if not self.host_hooks:
                 await self.release_host()
+        uploaded: list[ArtifactRecord] = []
         try:
-            await self.upload_new_files(hook, output_dir)
+            await self.upload_new_files(hook, output_dir, uploaded)
         except StorageError as exc:
             self.storage_error = exc
             S3_ERRORS.labels(self.cfg.service, "upload").inc()
@@ -157,11 +181,16 @@ class JobRun:
         if result.started_at is not None and result.ended_at is not None:
             seconds = (result.ended_at - result.started_at).total_seconds()
             HOOK_SECONDS.labels(self.cfg.service, hook.plugin, result.status).observe(seconds)
-        await self.publish(result)
+        await self.publish(*uploaded, result)
 
-    async def upload_new_files(self, hook: HookSpec, output_dir: Path) -> None:
+    async def upload_new_files(
+        self, hook: HookSpec, output_dir: Path, uploaded: list[ArtifactRecord]
+    ) -> None:
         """Upload every file under output_dir not uploaded yet (skips .pid files), each with
-        the kind its plugin declares."""
+        the kind its plugin declares; appends each one's Artifact record to `uploaded` as
+        it is stored (those stored before a StorageError are there too)."""
+        if _is_empty(output_dir):  # the hook kept nothing: no thread to list it
+            return
         plugin = hook.plugin
         config = load_plugin_config(hook.path.parent)
         for path, rel, size in await asyncio.to_thread(_list_files, output_dir):
@@ -189,7 +218,7 @@ class JobRun:
                 truncated=bool(facts and facts.truncated),
             )
             self.artifacts.append(artifact)
-            await self.publish(artifact)
+            uploaded.append(artifact)
 
     async def store_evidence(self, results: dict[str, ArchiveResultRecord], out_dir: Path) -> None:
         """After the last hook: the capture's manifest and WACZ, stored and reported (the
@@ -212,7 +241,8 @@ class JobRun:
         for artifact in stored:
             self.artifacts.append(artifact)
             ARTIFACT_BYTES.labels(cfg.service, artifact.kind).inc(artifact.bytes)
-            await self.publish(artifact)
+        if stored:
+            await self.publish(*stored)
         await bus.publish(self.js, CAPTURE_EVIDENCE, report)
 
     async def upload_meta(self, results: dict[str, ArchiveResultRecord]) -> None:
@@ -232,6 +262,15 @@ class JobRun:
         }
         key = meta_key(self.folder, self.cfg.service)
         await self.store.put_bytes(key, json.dumps(meta, indent=1).encode(), "application/json")
+
+
+def _is_empty(folder: Path) -> bool:
+    """True when the folder holds nothing (or is not there); reads one entry at most."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except FileNotFoundError:
+        return True
 
 
 def _list_files(output_dir: Path) -> list[tuple[Path, str, int]]:

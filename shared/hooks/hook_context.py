@@ -15,22 +15,27 @@ from shared.hooks.limits import HookLimits
 from shared.hooks.records import ArchiveResultRecord, BinaryRecord, HookRecord
 from shared.hooks.retry import MAX_ATTEMPTS
 
+STARTED_AFTER = 0.5
+"""Seconds a hook's process runs before its `started` ArchiveResult is reported: a quicker
+hook's start is told by its final result alone (one record a hook fewer to send and apply)."""
+
 
 class HookObserver(Protocol):
     """What the runner reports to while a snapshot runs (the archiver implements it).
 
-    Per hook, in order: `record(queued ArchiveResult)` for every hook before any runs;
-    `record(started ArchiveResult)` as it starts (not for a hook skipped before starting);
-    `record(...)` for each record the hook prints, as it arrives (ArchiveResults among them
-    are the hook's claims, with plugin/hook filled in; they are provisional); finally
-    `hook_finished(final ArchiveResult)`, exactly once, which is NOT repeated through
+    Per hook: `record(queued ArchiveResult)` for every hook before any runs;
+    `record(...)` for each record the hook prints, as it arrives, except its ArchiveResults
+    (its claims: the final result carries the last one); `record(started ArchiveResult)`
+    once the hook's process has run for `started_after` seconds (a hook that ends sooner,
+    or is skipped before starting, has none: its final result carries `started_at`);
+    finally `hook_finished(final ArchiveResult)`, exactly once, which is NOT repeated through
     `record()`. Calls are awaited: a slow observer slows the hook's stdout (backpressure),
     never loses records. If a call raises, the snapshot's hooks are stopped and the error
     propagates out of run_snapshot.
     """
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
-        """A record, as it arrives: queued/started ArchiveResults, then the hook's own."""
+        """A record, as it arrives: queued/started ArchiveResults and the hook's own."""
 
     async def hook_finished(
         self, hook: HookSpec, result: ArchiveResultRecord, output_dir: Path
@@ -77,5 +82,7 @@ class RunContext:
     """Attempts in all (the writer's MAX_ATTEMPTS): the last one sets no retry_at."""
     limits: HookLimits = field(default_factory=HookLimits)
     """Memory and CPU-time limits of each hook process."""
+    started_after: float = STARTED_AFTER
+    """Seconds a hook runs before its `started` result is reported (0: at once)."""
     finished: dict[str, list[ArchiveResultRecord]] = field(default_factory=dict)
     """Final results so far, by plugin (a reader looks up its sources here)."""

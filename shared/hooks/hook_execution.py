@@ -93,22 +93,13 @@ class HookRun:
         self.result = self.result.model_copy(update={"status": self.machine.status, **fields})
 
     async def dispatch(self, record: HookRecord) -> None:
-        """The one dispatcher for records a hook prints: fix up by type, then stream on."""
+        """The one dispatcher for records a hook prints: fix up by type, then stream on. An
+        ArchiveResult is the hook's claim: kept for the final result, which carries it (the
+        runner owns the plugin/hook/exit/timing/retry fields), not streamed on."""
         if isinstance(record, ArchiveResultRecord):
-            # the hook's claim; the runner owns plugin/hook/exit/timing/retry fields
-            record = record.model_copy(
-                update={
-                    "plugin": self.hook.plugin,
-                    "hook": self.hook.name,
-                    "exit_code": None,
-                    "retry_at": None,
-                    "started_at": None,
-                    "ended_at": None,
-                    "attempt": self.ctx.attempt,
-                }
-            )
             self.claim = record
-        elif isinstance(record, PostRecord):  # its files are in this plugin's folder
+            return
+        if isinstance(record, PostRecord):  # its files are in this plugin's folder
             record = record.model_copy(update={"plugin": self.hook.plugin})
         elif isinstance(record, SnapshotRecord) and record.status is not None:
             log.warning("%s: a hook cannot set the snapshot status; ignored", self.hook.key)
@@ -165,7 +156,6 @@ class HookRun:
             return await self._finish(hard=False)
         self.machine.to("started")
         self._set(started_at=_now())
-        await self.ctx.observer.record(self.hook, self.result)
         try:
             env, timeout = load_plugin_config(plugin_dir).hook_env(self.ctx.env)
         except ConfigError as e:
@@ -297,13 +287,27 @@ class HookRun:
         hook is killed and its streams dropped."""
         try:
             try:
-                return await asyncio.wait_for(asyncio.shield(proc.exited), timeout), False
+                return await self._exit_within(proc, timeout), False
             except TimeoutError:
                 return await self._stop(proc), True
         except BaseException:
-            proc.signal(signal.SIGKILL)  # cancelled: never leave the hook behind
+            proc.signal(signal.SIGKILL)  # cancelled, or the observer raised: stop the hook
             streams.cancel()
             raise
+
+    async def _exit_within(self, proc: HookProcess, timeout: float) -> int:
+        """The hook's exit code (TimeoutError past `timeout`). A hook still running after
+        `started_after` seconds is reported started then: a quicker one's final result is
+        the only record of its start."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        early = min(self.ctx.started_after, timeout)
+        if early > 0:
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(asyncio.shield(proc.exited), early)
+        await self.ctx.observer.record(self.hook, self.result)
+        left = max(0.0, deadline - loop.time())
+        return await asyncio.wait_for(asyncio.shield(proc.exited), left)
 
     def _reap_leftovers(self, proc: HookProcess) -> None:
         """Processes of the hook's group still alive after it exited are stopped in the

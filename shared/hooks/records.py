@@ -1,7 +1,8 @@
 """JSONL records that hooks print on stdout, one per line; shared by the runner and the hooks.
 
 A hook prints any number of these; the runner parses each line as it arrives, fills in the
-fields the hook cannot know (plugin, hook name, timings) and streams it to the writer.
+fields the hook cannot know (plugin, hook name, timings) and streams it to the writer, except
+an ArchiveResult: that is the hook's claim, carried by the final result the runner reports.
 """
 
 from __future__ import annotations

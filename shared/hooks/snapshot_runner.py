@@ -60,8 +60,11 @@ Output
   stderr: human logs, kept (first 16 MiB) as `<hook file name>.stderr.log` in the cwd; an
           empty one is deleted. The archiver uploads it with the hook's other files.
   files:  whatever the hook writes in its cwd. Delete your own temporary files.
-  An ArchiveResult a hook prints is its claim (status, output_str, error_code); the runner
-  fills plugin, hook, exit_code, timings, attempt and retry_at, and reports the final record.
+  An ArchiveResult a hook prints is its claim (status, output_str, error_code), not streamed:
+  the runner fills plugin, hook, exit_code, timings, attempt and retry_at, and reports the
+  final record, which carries the last claim. A hook's ArchiveResult is reported `started`
+  once its process has run 0.5 s (STARTED_AFTER); a quicker hook's start is told by its
+  final record's started_at alone.
 
 Exit status -> final ArchiveResult
   exit 0, printed {"type": "ArchiveResult", "status": "succeeded"}  succeeded
@@ -113,7 +116,7 @@ from pathlib import Path
 from shared import processes
 from shared.hooks import reaping
 from shared.hooks.discovery import HookSpec, discover_hooks
-from shared.hooks.hook_context import HookObserver, HookOutcome, RunContext
+from shared.hooks.hook_context import STARTED_AFTER, HookObserver, HookOutcome, RunContext
 from shared.hooks.hook_execution import HookRun
 from shared.hooks.host import shared_host
 from shared.hooks.limits import HookLimits
@@ -164,6 +167,8 @@ class SnapshotSpec:
     """detect_binaries() result from worker start; None = look up with shutil.which now."""
     limits: HookLimits = field(default_factory=HookLimits)
     """Memory and CPU-time limits of every hook process (see limits.py)."""
+    started_after: float = STARTED_AFTER
+    """Seconds a hook runs before its `started` ArchiveResult is reported (0: at once)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +247,7 @@ class SnapshotRun:
             background_tasks=self._reapers,
             max_attempts=spec.max_attempts,
             limits=spec.limits,
+            started_after=spec.started_after,
         )
         self.runs = [HookRun(h, ctx) for h in hooks]
         for r in self.runs:

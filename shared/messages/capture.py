@@ -60,6 +60,15 @@ class CaptureEvent(Message):
     """Which worker produced it (hostname:pid)."""
     record: HookRecord
     """The record itself."""
+    more: list[HookRecord] = Field(default_factory=list)
+    """Records sent with it, applied in order after `record` (a worker sends the queued
+    results of a snapshot's hooks with its next record, and a hook's Artifact records with
+    its final result)."""
+
+    @property
+    def records(self) -> list[HookRecord]:
+        """Every record of the event, in the order they are applied."""
+        return [self.record, *self.more]
 
     def msg_id(self) -> str:
         return f"cap:{self.snapshot_id}:{self.attempt}:{self.run}:{self.seq}"

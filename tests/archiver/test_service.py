@@ -57,7 +57,7 @@ async def test_archiver_process_captures_screenshot_pdf_and_dom_into_s3(
     finally:
         assert archiver.stop() == 0, (tmp_path / "archiver.log").read_text()[-3000:]
     assert not [p for p in chromium if proctree.exe_name(p)], "no Chromium outlives the archiver"
-    events = [m.record for m in got if isinstance(m, CaptureEvent)]
+    events = [r for m in got if isinstance(m, CaptureEvent) for r in m.records]
     finals = {
         r.plugin: r
         for r in events

@@ -182,7 +182,7 @@ async def test_every_page_of_a_slow_site_is_archived_with_its_screenshot(
     settings = CommonSettings.model_validate({k.lower(): v for k, v in archiver.env.items()})
     assert len(site.pages) == PAGES
     for n, got in enumerate(site.pages):
-        records = [m.record for m in got if isinstance(m, CaptureEvent)]
+        records = [r for m in got if isinstance(m, CaptureEvent) for r in m.records]
         finals = {r.plugin: r for r in records
                   if isinstance(r, ArchiveResultRecord) and r.exit_code is not None}  # fmt: skip
         for plugin in ("navigate", "screenshot"):

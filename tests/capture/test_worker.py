@@ -111,11 +111,34 @@ async def test_a_job_streams_records_and_uploads_artifacts(
         done = next(m for m in got if isinstance(m, CaptureDone))
         assert done.records == len(events) and done.retry_hooks == []
         assert [e.seq for e in events] == list(range(len(events)))
-        statuses = [e.record.status for e in events if isinstance(e.record, ArchiveResultRecord)]
+        records = [r for e in events for r in e.records]
+        statuses = [r.status for r in records if isinstance(r, ArchiveResultRecord)]
         assert statuses[0] == "queued" and statuses[-1] == "succeeded"
-        artifacts = {
-            e.record.kind: e.record for e in events if isinstance(e.record, ArtifactRecord)
+        # every hook's queued result in the first message; no claim and no quick hook's
+        # start sent apart: a final result per hook, with its files' Artifact records
+        results = [r for r in records if isinstance(r, ArchiveResultRecord)]
+        queued = [
+            r.hook
+            for r in events[0].records
+            if isinstance(r, ArchiveResultRecord) and r.status == "queued"
+        ]
+        ended = [r.hook for r in results if r.status not in ("queued", "started")]
+        assert sorted(queued) == sorted(ended)
+        assert statuses.count("queued") == len(queued)
+        [fetched] = [
+            e
+            for e in events
+            if any(
+                isinstance(r, ArchiveResultRecord) and r.plugin == "fetch" and r.exit_code == 0
+                for r in e.records
+            )
+        ]
+        assert [type(r).__name__ for r in fetched.records][-1] == "ArchiveResultRecord"
+        assert {r.kind for r in fetched.records if isinstance(r, ArtifactRecord)} >= {
+            "raw_response",
+            "headers",
         }
+        artifacts = {r.kind: r for r in records if isinstance(r, ArtifactRecord)}
         raw = artifacts["raw_response"]
         assert raw.s3_key == "archives/7/snap1/fetch/body.html" and "headers" in artifacts
         assert await store.get_bytes(raw.s3_key) == PAGE
@@ -152,11 +175,11 @@ async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
     [(release, said)] = [(i, m) for i, m in enumerate(got) if isinstance(m, HostReleased)]
     assert (said.snapshot_id, said.attempt, said.run) == ("snap1", 1, 1)
     ended = {
-        m.record.plugin: i
+        r.plugin: i
         for i, m in enumerate(got)
         if isinstance(m, CaptureEvent)
-        and isinstance(m.record, ArchiveResultRecord)
-        and m.record.status not in ("queued", "started")
+        for r in m.records
+        if isinstance(r, ArchiveResultRecord) and r.status not in ("queued", "started")
     }
     assert max(ended["navigate"], ended["adjust"]) < release < ended["fetch"]
     assert ended["fetch"] < min(ended["screenshot"], ended["metadata"])
@@ -268,8 +291,8 @@ async def test_a_stalling_host_does_not_starve_another_host(
         e.job_id
         for e in got
         if isinstance(e, CaptureEvent)
-        and isinstance(e.record, ArchiveResultRecord)
-        and e.record.status == "succeeded"
+        for r in e.records
+        if isinstance(r, ArchiveResultRecord) and r.status == "succeeded"
     }
     assert fetched == {1, 2, 3, 4}
 
@@ -328,10 +351,7 @@ async def test_the_evidence_follows_its_switches(
         got = await h.results(until_done=1)
         h.stop.set()
         await worker
-        stored = [
-            e.record for e in got
-            if isinstance(e, CaptureEvent) and isinstance(e.record, ArtifactRecord)
-        ]  # fmt: skip
+        stored = artifacts_in(got)
         assert any(a.kind == "warc" for a in stored), "the raw fetch's WARC is kept"
         evidence_files = {a.kind: a for a in stored if a.plugin == "evidence"}
         assert set(evidence_files) == kinds
@@ -413,7 +433,9 @@ async def test_a_retry_writes_no_key_twice(
 def artifacts_in(got: list[object]) -> list[ArtifactRecord]:
     """The Artifact records among a worker's messages."""
     return [
-        e.record
+        r
         for e in got
-        if isinstance(e, CaptureEvent) and isinstance(e.record, ArtifactRecord)
+        if isinstance(e, CaptureEvent)
+        for r in e.records
+        if isinstance(r, ArtifactRecord)
     ]

@@ -60,6 +60,16 @@ class Recorder:
         return [r.status for r in self.of(plugin) if isinstance(r, ArchiveResultRecord)]
 
 
+def sh_hook(plugins: Path, plugin: str, name: str, script: str) -> Path:
+    """An executable sh hook `plugins/<plugin>/<name>` running `script`; returns its path."""
+    folder = plugins / plugin
+    folder.mkdir(parents=True, exist_ok=True)
+    hook = folder / name
+    hook.write_text(f"#!/bin/sh\n{script}\n")
+    hook.chmod(0o755)
+    return hook
+
+
 def base_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CFG_", "TIMEOUT"))}
     env["TIMEOUT"] = "10"

@@ -11,7 +11,7 @@ import pytest
 from shared.hooks.records import HookRecord
 from shared.hooks.snapshot_runner import HookSpec, SnapshotRun, SnapshotSpec
 from shared.hooks.states import IllegalTransition
-from tests.hooks.support import FIXTURES, Recorder, base_env, capture
+from tests.hooks.support import FIXTURES, Recorder, base_env, capture, sh_hook
 
 SH_BG = """#!/bin/sh
 sleep 0.5
@@ -54,11 +54,7 @@ async def test_fifty_concurrent_background_hooks(tmp_path: Path, python_host: bo
 
 
 async def test_background_hook_past_its_own_timeout_is_stopped(tmp_path: Path) -> None:
-    plugin = tmp_path / "plugins" / "lazy"
-    plugin.mkdir(parents=True)
-    hook = plugin / "on_Snapshot__20_lazy.bg.sh"
-    hook.write_text("#!/bin/sh\nsleep 30\n")
-    hook.chmod(0o755)
+    sh_hook(tmp_path / "plugins", "lazy", "on_Snapshot__20_lazy.bg.sh", "sleep 30")
     began = time.monotonic()
     outcome, _ = await capture(
         tmp_path,
@@ -93,7 +89,13 @@ class SealProbe(Recorder):
 async def test_snapshot_cannot_seal_while_background_hook_runs(tmp_path: Path) -> None:
     probe = SealProbe()
     spec = SnapshotSpec(
-        "s", "u", tmp_path / "out", [FIXTURES], base_env(), only_hooks=["ord_b", "after_sh"]
+        "s",
+        "u",
+        tmp_path / "out",
+        [FIXTURES],
+        base_env(),
+        only_hooks=["ord_b", "after_sh"],
+        started_after=0,
     )
     probe.run = SnapshotRun(spec, probe, kill_grace=0.5)
     outcome = await probe.run.run()
@@ -103,11 +105,7 @@ async def test_snapshot_cannot_seal_while_background_hook_runs(tmp_path: Path) -
 
 
 async def test_background_failure_does_not_stop_foreground_hooks(tmp_path: Path) -> None:
-    plugin = tmp_path / "plugins" / "bgcrash"
-    plugin.mkdir(parents=True)
-    hook = plugin / "on_Snapshot__05_crash.bg.sh"
-    hook.write_text("#!/bin/sh\nexit 7\n")
-    hook.chmod(0o755)
+    sh_hook(tmp_path / "plugins", "bgcrash", "on_Snapshot__05_crash.bg.sh", "exit 7")
     outcome, _ = await capture(
         tmp_path, ["bgcrash", "ok_sh", "after_py"], plugins_dirs=[FIXTURES, tmp_path / "plugins"]
     )

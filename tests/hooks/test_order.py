@@ -26,7 +26,7 @@ async def test_steps_foreground_background_and_unnumbered(
 ) -> None:
     caplog.set_level(logging.WARNING)
     began = time.time()
-    outcome, rec = await capture(tmp_path, ORDER_PLUGINS)
+    outcome, rec = await capture(tmp_path, ORDER_PLUGINS, started_after=0)
     returned = time.time()
     t = read_log(tmp_path / "out" / "order.log")
     early, first, long_bg = (

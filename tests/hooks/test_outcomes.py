@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hooks.support import FIXTURES, LANGS, capture
+from tests.hooks.support import FIXTURES, LANGS, capture, sh_hook
 
 
 def near(when: datetime | None, delay: timedelta) -> bool:
@@ -20,14 +20,15 @@ async def test_success_streams_records_and_keeps_files(
     tmp_path: Path, lang: tuple[str, bool]
 ) -> None:
     suffix, host = lang
-    outcome, rec = await capture(tmp_path, [f"ok_{suffix}"], python_host=host)
+    outcome, rec = await capture(tmp_path, [f"ok_{suffix}"], python_host=host, started_after=0)
     [hook] = outcome.hooks
     assert hook.result.status == "succeeded" and not hook.retry and not hook.hard_failure
     assert hook.result.output_str == "ok.txt" and hook.result.exit_code == 0
     assert hook.result.plugin == f"ok_{suffix}" and hook.result.hook == hook.hook.name
     assert hook.result.started_at and hook.result.ended_at and hook.result.attempt == 1
-    # queued before anything ran, then started, then the hook's own records as printed
-    assert rec.statuses(f"ok_{suffix}") == ["queued", "started", "succeeded"]
+    # queued before anything ran, then started; its own ArchiveResult (the claim "ok.txt")
+    # is not streamed: the final result carries it
+    assert rec.statuses(f"ok_{suffix}") == ["queued", "started"]
     assert rec.tags(f"ok_{suffix}") == [f"from-{suffix}"]
     out = tmp_path / "out" / f"ok_{suffix}"
     assert hook.output_dir == out and (out / "ok.txt").exists()
@@ -114,3 +115,23 @@ async def test_hook_that_cannot_start_is_hard_failure(tmp_path: Path) -> None:
     assert hook.result.status == "failed" and hook.result.error_code == "E_NOEXEC_SPAWN"
     assert "Permission denied" in hook.result.output_str and hook.retry
     assert outcome.result("after_sh").result.status == "succeeded"
+
+
+async def test_a_hook_ending_before_started_after_is_not_reported_started(
+    tmp_path: Path,
+) -> None:
+    outcome, rec = await capture(tmp_path, ["ok_sh"], started_after=60)
+    [hook] = outcome.hooks
+    assert rec.statuses("ok_sh") == ["queued"]  # its start is in the final result alone
+    assert hook.result.status == "succeeded" and hook.result.started_at is not None
+    assert rec.tags("ok_sh") == ["from-sh"]  # its other records are streamed as ever
+
+
+async def test_a_long_hook_is_reported_started_while_it_runs(tmp_path: Path) -> None:
+    sh_hook(tmp_path / "plugins", "slow", "on_Snapshot__10_slow.sh", "sleep 5")
+    outcome, rec = await capture(tmp_path, ["slow"], plugins_dirs=[tmp_path / "plugins"])
+    [hook] = outcome.hooks
+    assert hook.result.status == "succeeded"
+    [started_at] = [t for key, r, t in rec.records if getattr(r, "status", "") == "started"]
+    assert started_at < rec.finished[hook.hook.key][2]  # reported before the hook ended
+    assert rec.statuses("slow") == ["queued", "started"]

@@ -135,10 +135,10 @@ async def test_worker_killed_mid_download_loses_nothing(
 
         def progressed() -> bool:
             return any(
-                isinstance(m, CaptureEvent)
-                and isinstance(m.record, ProgressRecord)
-                and m.record.downloaded_bytes > 100_000
+                isinstance(r, ProgressRecord) and r.downloaded_bytes > 100_000
                 for m in results
+                if isinstance(m, CaptureEvent)
+                for r in m.records
             )
 
         await until(progressed, 60, "a Progress record")
@@ -164,19 +164,19 @@ async def test_worker_killed_mid_download_loses_nothing(
     (done,) = [m for m in results if isinstance(m, CaptureDone)]
     assert done.run >= 2 and done.retry_hooks == []
     events = [m for m in results if isinstance(m, CaptureEvent) and m.run == done.run]
+    records = [r for e in events for r in e.records]
     final = [
-        e.record
-        for e in events
-        if isinstance(e.record, ArchiveResultRecord)
-        and e.record.status not in ("queued", "started")
+        r
+        for r in records
+        if isinstance(r, ArchiveResultRecord) and r.status not in ("queued", "started")
     ]
     assert final and final[-1].status == "succeeded", final
-    artifacts = {e.record.kind: e.record for e in events if isinstance(e.record, ArtifactRecord)}
+    artifacts = {r.kind: r for r in records if isinstance(r, ArtifactRecord)}
     assert {"video", "info"} <= set(artifacts), artifacts
     video = artifacts["video"]
     assert (video.sha256, video.bytes) == digest_of(clip)
     assert video.content_type == "video/mp4"
-    assert [e.record for e in events if isinstance(e.record, MediaRecord)]
+    assert [r for r in records if isinstance(r, MediaRecord)]
     async with ObjectStore(
         CommonSettings.model_validate({k.lower(): v for k, v in s3_env.items()})
     ) as store:

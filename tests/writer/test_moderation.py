@@ -170,11 +170,11 @@ def test_takedown_of_a_running_capture_drops_its_late_results(h: Harness) -> Non
     job = dict(h.jobs()[-1])
     h.apply(takedown(job["link_id"]))
     assert h.job(job["id"])["status"] == "failed"
-    h.apply(event(job, 0, art(job, "late")))
+    h.apply(event(job, 0, art(job, "late"), more=[MetadataRecord(title="t"), art(job, "later")]))
     h.apply(done(job, records=1))
     assert h.one("SELECT count(*) FROM archive_artifacts") == 0
     keys = h.one("SELECT keys FROM s3_removals")
-    assert "late" in keys
+    assert "late" in keys and "later" in keys  # every file of the event
     assert h.job(job["id"])["status"] == "failed"
     # kept while the takedown can be undone; removed with the link's prefix after
     assert moderation.pending_removals(h.conn) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from prometheus_client import REGISTRY
+
 from shared.hooks.records import (
     ArchiveResultRecord,
     ArtifactRecord,
@@ -42,6 +44,43 @@ def test_archive_results_upsert_per_hook_and_never_go_back(h: Harness) -> None:
         0,
     )
     assert h.one("SELECT status FROM snapshots") == "started"
+
+
+def test_records_sent_together_are_applied_in_order(h: Harness) -> None:
+    job = running_job(h)
+    other = "on_Snapshot__50_dom.py"
+    began = h.now
+    # the queued results ride with the first hook's final one (it never reported started)
+    h.apply(
+        event(
+            job,
+            0,
+            result("queued"),
+            more=[result("queued", hook=other), result("succeeded", started_at=began)],
+        )
+    )
+    assert h.tuples("SELECT hook, status FROM archive_results ORDER BY hook") == [
+        ("on_Snapshot__41_fetch.py", "succeeded"),
+        (other, "queued"),
+    ]
+    # a final result with its start is the snapshot's word that a hook started
+    assert h.one("SELECT status FROM snapshots") == "started"
+    assert h.one("SELECT count(*) FROM processed_messages WHERE subject = 'capture.result'") == 1
+
+
+def test_a_final_result_with_its_start_is_counted(h: Harness) -> None:
+    labels = {"plugin": "fetch", "status": "failed", "error_code": "E_FETCH_RECORDS_TEST"}
+    before = REGISTRY.get_sample_value("dla_writer_hook_results_total", labels) or 0
+    job = running_job(h)
+    h.apply(event(job, 0, result("failed", error_code="E_FETCH_RECORDS_TEST", started_at=h.now)))
+    after = REGISTRY.get_sample_value("dla_writer_hook_results_total", labels)
+    assert after == before + 1
+
+
+def test_queued_results_alone_leave_the_snapshot_queued(h: Harness) -> None:
+    job = running_job(h)
+    h.apply(event(job, 0, result("queued"), more=[result("skipped", hook="x.py")]))
+    assert h.one("SELECT status FROM snapshots") == "queued"
 
 
 def test_every_attempt_of_a_hook_keeps_its_result(h: Harness) -> None:
