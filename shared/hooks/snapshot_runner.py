@@ -6,7 +6,8 @@ Layout
                                     pattern -> kind, first match wins ({"headers.json":
                                     "headers", "body*": "raw_response"}); `*.stderr.log` is
                                     `log`, any other file `<plugin>_file`; a hook's File
-                                    record naming a kind wins; "reads": [plugins it reads];
+                                    record naming a kind wins; "reads": [plugins it reads;
+                                    "x-platform" stands for every platform plugin];
                                     "x-domains": [registrable domains]: its hooks run only for
                                     links on these (absent: every link); "x-platform": true
                                     for a platform's plugin (its folder's name is the
