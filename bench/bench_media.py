@@ -28,6 +28,7 @@ from statistics import median
 
 from bench.report import write_section
 from services.supervisor.infra import S3Credentials, start_weed
+from shared.s3 import UPLOAD_PARTS_IN_FLIGHT
 
 BUCKET = "bench-media"
 CHILD = r"""
@@ -185,7 +186,8 @@ def main() -> None:
     body = (
         "Upload of a local file to SeaweedFS on 127.0.0.1, each run a fresh process "
         f"({args.rounds} rounds per size; random bytes). The media worker uploads with "
-        "`ObjectStore.put_file` (8 MiB parts, hashed while read, 4 in flight); the baseline "
+        "`ObjectStore.put_file` (8 MiB parts, hashed while read, "
+        f"{UPLOAD_PARTS_IN_FLIGHT} in flight); the baseline "
         "is boto3's `upload_file` with its default TransferConfig (8 MiB parts, 10 threads), "
         "the `aws s3 cp` way.\n\n"
         + "\n".join(lines)

@@ -20,8 +20,12 @@ from shared.settings import CommonSettings
 _CHUNK = 1 << 20
 PART_SIZE = 8 << 20
 """Bytes per multipart part (S3 wants >= 5 MiB except the last); also the single-PUT limit."""
-UPLOAD_PARTS_IN_FLIGHT = 4
-"""Parts of one file being sent at once: throughput without holding the file in memory."""
+UPLOAD_PARTS_IN_FLIGHT = 2
+"""Parts of one file being sent at once: throughput without holding the file in memory. Each
+part in flight costs ~13 MB here and ~30 MB in SeaweedFS, which buffers it: with 4, a 100 MB
+upload added 82 MB to the uploader and ~130 MB to weed (the hostile-page benchmark's peak);
+with 2, 56 and ~65 MB, at the same MB/s on this machine (a capture's large bodies and the
+media worker's files go through here)."""
 
 
 class ObjectStore:

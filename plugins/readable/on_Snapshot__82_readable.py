@@ -114,7 +114,10 @@ def main() -> int:
     Path("readable.json").write_text(json.dumps(info, indent=1, ensure_ascii=False))
     if text and limit:
         emit(TextRecord(text=text[:limit]))
-    emit(ArchiveResultRecord(status="succeeded", output_str=f"{what}, {info['words']} words"))
+    output = f"{what}, {info['words']} words"
+    if inputs.cut:  # the extractors saw only the start of the page
+        output += f" (from the start of the page only: {', '.join(inputs.cut)})"
+    emit(ArchiveResultRecord(status="succeeded", output_str=output))
     return 0
 
 

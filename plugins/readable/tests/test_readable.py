@@ -308,3 +308,27 @@ def test_an_image_the_browser_was_refused_is_not_asked_again(tmp_path: Path) -> 
     article = (tmp_path / "readable" / "article.html").read_text()
     assert "<img" not in article
     assert hits == []
+
+
+def test_a_huge_page_is_read_up_to_the_byte_cap_and_says_so(tmp_path: Path) -> None:
+    """The default READABLE_MAX_HTML_BYTES (5 MiB) bounds the extractors' memory: a longer
+    page's article is its text up to there, and the output says the page was cut."""
+    cap = 5 * 1024 * 1024
+    head = "<html><head><title>Long</title></head><body><article>"
+    paras, size, i = [], len(head), 0
+    while size < cap + 1024 * 1024:
+        body = " ".join(PARAS[(i + k) % 3] for k in range(100))  # long paragraphs: few tags
+        paras.append(f"<p>Paragraph {i} of the report. {body}</p>")
+        size, i = size + len(paras[-1]), i + 1
+    page = head + "".join(paras) + "</article></body></html>"
+    inside = max(n for n in range(i) if page.index(f"<p>Paragraph {n} ") < cap - 10_000)
+    records = run(tmp_path, raw=page)
+    final = next(r for r in records if isinstance(r, ArchiveResultRecord))
+    assert final.status == "succeeded" and final.output_str.startswith("article, ")
+    assert final.output_str.endswith(f"(from the start of the page only: raw: {cap} bytes)")
+    text = (tmp_path / "readable" / "text.txt").read_text()
+    assert text.startswith("Paragraph 0 of the report.")
+    assert f"Paragraph {inside} of the report." in text
+    assert f"Paragraph {i - 1} of the report." not in text
+    info = json.loads((tmp_path / "readable" / "readable.json").read_text())
+    assert info["cut"] == [f"raw: {cap} bytes"]
