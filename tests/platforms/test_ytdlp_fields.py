@@ -6,6 +6,11 @@ author as its own extractor names it."""
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +19,7 @@ from shared.platforms import ytdlp
 from shared.platforms.chains import PLATFORMS
 from shared.platforms.registry import INFO_FIELDS, SITES
 from shared.platforms.site import InfoFields
+from tests.platforms.test_registry import REPO, docstrings, spelled_hosts
 
 USES_YTDLP = sorted(n for n, p in PLATFORMS.items() if any(s == "yt-dlp" for s, _ in p.chain))
 
@@ -124,3 +130,41 @@ def test_comments_are_kept_where_the_platform_says_how_they_are_linked() -> None
     assert [r.url for r in youtube.replies] == ["https://e/watch?v=1&lc=c1"]
     other = ytdlp.post_from_info(info | {"extractor_key": "Facebook"}, "facebook", "https://e/p")
     assert other.replies == []
+
+
+def _platform_words(path: Path) -> list[str]:
+    """The platform names and extractor keys a module spells outside its docstrings (a name
+    too short to tell, X's, left to its extractor's: `twitter`)."""
+    words = {w for w in (*SITES, *(f.extractor for f in INFO_FIELDS)) if len(w) > 2}
+    tree = ast.parse(path.read_text())
+    skip = docstrings(tree)
+    return [
+        f"{path.name}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+        if any(w in node.value.lower() for w in words)
+    ]
+
+
+def test_the_check_finds_a_spelled_platform(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""Docs name YouTube."""\nKEY = "TikTokVM"\n')
+    assert _platform_words(sample) == ["sample.py:2: 'TikTokVM'"]
+
+
+def test_ytdlp_spells_no_platform() -> None:
+    module = REPO / "shared" / "platforms" / "ytdlp.py"
+    assert not spelled_hosts(module) and not _platform_words(module)
+
+
+def test_the_facts_stay_light() -> None:
+    """The registry (the link rules read it) imports neither yt-dlp nor the chains."""
+    heavy = ("yt_dlp", "shared.platforms.ytdlp", "shared.platforms.chain", "shared.fetching")
+    code = (
+        "import sys, shared.platforms.registry\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({heavy!r})))"
+    )
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
