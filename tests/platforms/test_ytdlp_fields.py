@@ -80,7 +80,7 @@ def test_the_extractor_that_answered_picks_its_platforms_fields(name: str) -> No
 
 
 @pytest.mark.parametrize(("name", "expected"), EXPECTED.items())
-def test_each_platforms_fields_give_its_author(name: str, expected: tuple[str | None]) -> None:
+def test_each_platforms_fields_give_its_author(name: str, expected: tuple[str | None, ...]) -> None:
     fields = SITES[name].ytdlp
     assert fields is not None
     post = ytdlp.post_from_info(INFO | {"extractor_key": fields.extractor}, name, "https://e/p")
