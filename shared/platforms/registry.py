@@ -1,6 +1,7 @@
 """Every platform the product knows, and the one way the rest of the tree learns about them:
 the link rules (canonical forms, short links, https-only domains, the default deletable
-allowlist), video keys, walls, titles and which plugin runs for a link read these tables, so
+allowlist), video keys, walls, titles, yt-dlp's field names and which plugin runs for a link
+read these tables, so
 no module outside `shared/platforms` spells a platform's host (tests/platforms/
 test_registry.py checks it).
 
@@ -45,7 +46,7 @@ from shared.platforms.facts import (
 from shared.platforms.facts import (
     youtube_site as youtube,
 )
-from shared.platforms.site import MediaRule, PostTitle, Site, SiteRule
+from shared.platforms.site import InfoFields, MediaRule, PostTitle, Site, SiteRule
 
 SITES: dict[str, Site] = {
     m.SITE.name: m.SITE
@@ -90,6 +91,8 @@ POST_TITLES: dict[str, tuple[PostTitle, str]] = {
 """A post page's title form and its platform's name, by domain."""
 TITLE_WRAPPERS = tuple(s.title_wrapper for s in SITES.values() if s.title_wrapper)
 """Text platforms wrap every page title in."""
+INFO_FIELDS: tuple[InfoFields, ...] = tuple(s.ytdlp for s in SITES.values() if s.ytdlp)
+"""What each platform's yt-dlp extractor calls a post's parts (`shared.platforms.ytdlp`)."""
 
 
 def by_media_key(platform: str) -> Site | None:

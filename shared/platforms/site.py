@@ -1,5 +1,6 @@
 """What the product knows about a platform apart from its chain: the shape of the facts each
-`shared/platforms/facts/<platform>_site.py` declares (`Site`), and the small rewrites its canonical
+`shared/platforms/facts/<platform>_site.py` declares (`Site`, with what its yt-dlp extractor
+calls a post's parts, `InfoFields`), and the small rewrites its canonical
 form is made with (`SiteResult`, `web`, `resolve`, `redirect`, `with_slash`).
 
 Light on purpose: standard library only at import (`shared.links.urlparts`, which imports the
@@ -88,6 +89,32 @@ class PostTitle:
 
 
 @dataclass(frozen=True)
+class InfoFields:
+    """What a platform's yt-dlp extractor calls a post's parts in its info dictionary
+    (`shared.platforms.ytdlp` maps the parts every extractor shares): the keys of each part of
+    the author, each tried in order. The defaults are what the other extractors use."""
+
+    extractor: str
+    """The start of its extractors' keys, lower case (`tiktok`: TikTok, TikTokVM, TikTokUser)."""
+    name: tuple[str, ...] = ("uploader", "channel")
+    handle: tuple[str, ...] = ()
+    id: tuple[str, ...] = ("uploader_id", "channel_id")
+    url: tuple[str, ...] = ("uploader_url", "channel_url")
+    handle_prefix: str = ""
+    """Characters its handles start with that are no part of the handle (YouTube's `@`)."""
+    profile: str | None = None
+    """Its profile URLs, `{}` the first `handle` key's value, when no `url` key gives one."""
+    titled: bool = True
+    """Whether its `title` is the post's own; False: made up (from the text, the author),
+    the post then has none, and the title is its text when there is no description."""
+    comment_args: Callable[[int], dict[str, list[str]]] | None = None
+    """Its extractor's arguments asking for its top `n` comments; None: it gives none."""
+    comment_link: str | None = None
+    """The query parameter that names one of its comments in the post's URL (YouTube's
+    `lc`); None: its comments are not kept."""
+
+
+@dataclass(frozen=True)
 class Site:
     """One platform's facts. Host entries are registrable domains unless said otherwise."""
 
@@ -114,6 +141,9 @@ class Site:
     """yt-dlp's extractor key of its videos (lower case), the platform of its media keys."""
     media_rules: tuple[MediaRule, ...] = ()
     """The URL forms naming one of its videos (`shared.links.video_key`)."""
+    ytdlp: InfoFields | None = None
+    """What its yt-dlp extractor calls a post's parts: every platform whose chain has a
+    yt-dlp step declares it (and any whose posts yt-dlp may read, X's)."""
     post_may_hold_video: Callable[[str], bool] | None = None
     """Whether a link naming one of its videos by `media_rules` is a post that may or may
     not hold one (known once its capture read the post); None: a video link is a video."""

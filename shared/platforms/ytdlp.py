@@ -6,10 +6,13 @@ Nothing is downloaded here: a video is the media service's (the link's media job
 image the hook's (shared.platforms.media). The site's cookies (shared.cookies), when the
 operator gave some, go to yt-dlp in a file of their own.
 
-Each extractor names the same things differently; `post_from_info` knows TikTok's
-(`uploader` is the handle, `channel` the display name), YouTube's (`uploader_id` the
-@handle, `channel_id` the channel), Instagram's (`channel` the user name, `uploader` the full
-name), Twitter's, Facebook's and the generic ones.
+`post_from_info` maps the fields every extractor shares; what differs, each platform's facts
+say (`Site.ytdlp`, an `InfoFields`, read through `shared.platforms.registry.INFO_FIELDS`): what
+its extractor calls the author's name, handle, id and profile URL (TikTok's `uploader` is the
+handle, YouTube's `uploader_id` the @handle, Instagram's `channel` the user name), whether its
+title is its own, how its top comments are asked for and linked to (YouTube's). The extractor
+that answered picks the platform's names (its `extractor_key`); any other extractor's go by
+`InfoFields`' defaults.
 """
 
 from __future__ import annotations
@@ -27,13 +30,12 @@ from shared.cookies import CookieSet
 from shared.fetching import socket_guard
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
 from shared.platforms.post import Author, Counts, Post, PostMedia, count, iso_utc
+from shared.platforms.registry import INFO_FIELDS
+from shared.platforms.site import InfoFields
 from shared.platforms.ytdlp_errors import classify
 
 VIDEO_EXTS = frozenset({"mp4", "webm", "mkv", "mov", "m4v", "flv", "m3u8", "mpd", "ts"})
 IMAGE_EXTS = frozenset({"jpg", "jpeg", "png", "webp", "gif", "heic", "avif"})
-UNTITLED = ("tiktok", "twitter", "instagram", "bluesky", "telegram")
-"""Extractors whose `title` is made up (from the text, the author, the channel): their posts
-have no title of their own. Every other extractor's title is the post's."""
 GONE_WHATS = {"REMOVED": "removed", "PRIVATE": "private"}
 """yt-dlp failures that are the platform's own word that the post is gone."""
 
@@ -104,10 +106,7 @@ def extraction_params(opts: YtdlpOptions, cookiefile: str | None) -> dict[str, A
     if opts.comments > 0:
         p["getcomments"] = True
         p["extractor_args"] = {
-            "youtube": {
-                "max_comments": [str(opts.comments), str(opts.comments), "0", "0"],
-                "comment_sort": ["top"],
-            }
+            f.extractor: f.comment_args(opts.comments) for f in INFO_FIELDS if f.comment_args
         }
     return p
 
@@ -180,43 +179,28 @@ def _rank(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
-def author_of(info: dict[str, Any]) -> Author:
-    """The account, by what each extractor calls its parts."""
+def fields_of(info: dict[str, Any]) -> InfoFields:
+    """What the extractor that answered calls a post's parts: its platform's names, or the
+    defaults."""
     key = str(info.get("extractor_key") or info.get("extractor") or "").lower()
-    if key.startswith("tiktok"):
-        return Author(
-            name=_str(info.get("channel")) or _str(info.get("creator")),
-            handle=_str(info.get("uploader")),
-            id=_str(info.get("uploader_id")),
-            url=_str(info.get("uploader_url")),
-        )
-    if key.startswith("instagram"):
-        return Author(
-            name=_str(info.get("uploader")),
-            handle=_str(info.get("channel")),
-            id=_str(info.get("uploader_id")),
-            url=f"https://www.instagram.com/{info['channel']}/" if info.get("channel") else None,
-        )
-    if key.startswith("youtube"):
-        handle = _str(info.get("uploader_id"))
-        return Author(
-            name=_str(info.get("channel")) or _str(info.get("uploader")),
-            handle=handle.lstrip("@") if handle else None,
-            id=_str(info.get("channel_id")),
-            url=_str(info.get("channel_url")) or _str(info.get("uploader_url")),
-        )
-    if key.startswith("twitter"):
-        return Author(
-            name=_str(info.get("uploader")),
-            handle=_str(info.get("uploader_id")),
-            id=_str(info.get("channel_id")),
-            url=_str(info.get("uploader_url")),
-        )
+    return next((f for f in INFO_FIELDS if key.startswith(f.extractor)), InfoFields(key))
+
+
+def _first(info: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    return next((v for k in keys if (v := _str(info.get(k)))), None)
+
+
+def author_of(info: dict[str, Any], fields: InfoFields) -> Author:
+    """The account, by what the extractor (`fields`) calls its parts."""
+    handle = _first(info, fields.handle)
+    url = _first(info, fields.url)
+    if url is None and fields.profile and fields.handle and info.get(fields.handle[0]):
+        url = fields.profile.format(info[fields.handle[0]])
     return Author(
-        name=_str(info.get("uploader")) or _str(info.get("channel")),
-        handle=None,
-        id=_str(info.get("uploader_id")) or _str(info.get("channel_id")),
-        url=_str(info.get("uploader_url")) or _str(info.get("channel_url")),
+        name=_first(info, fields.name),
+        handle=handle.lstrip(fields.handle_prefix) if handle else None,
+        id=_first(info, fields.id),
+        url=url,
     )
 
 
@@ -273,7 +257,10 @@ def media_of(info: dict[str, Any], page_url: str) -> list[PostMedia]:
     return media
 
 
-def _replies(info: dict[str, Any], platform: str, url: str) -> list[Post]:
+def _replies(info: dict[str, Any], platform: str, url: str, link: str | None) -> list[Post]:
+    """Its top-level comments, each linked to by the query parameter `link` (none without)."""
+    if link is None:
+        return []
     out = []
     for c in info.get("comments") or []:
         if not isinstance(c, dict) or not c.get("id") or c.get("parent") not in (None, "root"):
@@ -282,7 +269,7 @@ def _replies(info: dict[str, Any], platform: str, url: str) -> list[Post]:
             Post(
                 platform=platform,
                 post_id=str(c["id"]),
-                url=f"{url}{'&' if '?' in url else '?'}lc={c['id']}",
+                url=f"{url}{'&' if '?' in url else '?'}{link}={c['id']}",
                 author=Author(name=_str(c.get("author")), id=_str(c.get("author_id"))),
                 text=str(c.get("text") or ""),
                 created_at=iso_utc(c.get("timestamp")),
@@ -295,21 +282,21 @@ def _replies(info: dict[str, Any], platform: str, url: str) -> list[Post]:
 
 def post_from_info(info: dict[str, Any], platform: str, url: str) -> Post:
     """The post an info dictionary describes."""
-    key = str(info.get("extractor_key") or info.get("extractor") or "").lower()
+    fields = fields_of(info)
     page = str(info.get("webpage_url") or url)
     when = info.get("timestamp") or info.get("release_timestamp")
     created = iso_utc(when) if when else None
     if created is None and isinstance(info.get("upload_date"), str):
         d = info["upload_date"]
         created = iso_utc(f"{d[:4]}-{d[4:6]}-{d[6:8]}T00:00:00Z") if len(d) == 8 else None
-    titled = not key.startswith(UNTITLED)
+    titled = fields.titled
     description = str(info.get("description") or "")
     title = _str(info.get("title")) if titled else None
     return Post(
         platform=platform,
         post_id=str(info.get("id")),
         url=page,
-        author=author_of(info),
+        author=author_of(info, fields),
         title=title,
         text=description or ("" if titled else str(info.get("title") or "")),
         created_at=created,
@@ -321,6 +308,6 @@ def post_from_info(info: dict[str, Any], platform: str, url: str) -> Post:
             replies=count(info.get("comment_count")),
             views=count(info.get("view_count")),
         ),
-        replies=_replies(info, platform, page),
+        replies=_replies(info, platform, page, fields.comment_link),
         source="yt-dlp",
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from shared.platforms.site import MediaRule, Site, SiteResult, redirect, resolve, web
+from shared.platforms.site import InfoFields, MediaRule, Site, SiteResult, redirect, resolve, web
 
 if TYPE_CHECKING:
     from shared.links.urlparts import UrlParts
@@ -59,6 +59,7 @@ SITE = Site(
     https_only=("facebook.com", WATCH_HOST, "fb.com"),
     shorteners=("fb.me",),
     media_key="facebook",
+    ytdlp=InfoFields("facebook"),
     media_rules=(
         MediaRule(("facebook.com",), re.compile(r"/watch/?"), "v", re.compile(r"\d+")),
         MediaRule(("facebook.com",), re.compile(r"^/(?:[^/]+/)?videos/(?:[^/]+/)?(\d+)")),

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from shared.platforms.site import Site
+from shared.platforms.site import InfoFields, Site
 
 DOMAIN = "imgur.com"
 POST_HOSTS = (DOMAIN, "www.imgur.com", "i.imgur.com", "m.imgur.com")
 
-SITE = Site(name="imgur", title="Imgur", links=(DOMAIN,), https_only=(DOMAIN,))
+SITE = Site(
+    name="imgur",
+    title="Imgur",
+    links=(DOMAIN,),
+    https_only=(DOMAIN,),
+    ytdlp=InfoFields("imgur"),
+)

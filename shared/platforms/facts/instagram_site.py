@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from shared.platforms.site import MediaRule, Site, SiteResult, web, with_slash
+from shared.platforms.site import InfoFields, MediaRule, Site, SiteResult, web, with_slash
 
 if TYPE_CHECKING:
     from shared.links.urlparts import UrlParts
@@ -38,6 +38,15 @@ SITE = Site(
     deletable=("instagram.com",),
     https_only=("instagram.com", "instagr.am"),
     media_key="instagram",
+    ytdlp=InfoFields(
+        "instagram",
+        name=("uploader",),  # the full name; `channel` is the user name
+        handle=("channel",),
+        id=("uploader_id",),
+        url=(),
+        profile=f"https://{HOST}/{{}}/",
+        titled=False,
+    ),
     media_rules=(
         MediaRule(("instagram.com",), re.compile(r"^/(?:[^/]+/)?(?:p|reel|reels|tv)/([\w-]+)")),
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from shared.platforms.site import MediaRule, Site
+from shared.platforms.site import InfoFields, MediaRule, Site
 
 DOMAIN = "streamable.com"
 
@@ -13,5 +13,6 @@ SITE = Site(
     title="Streamable",
     links=(DOMAIN,),
     media_key="streamable",
+    ytdlp=InfoFields("streamable"),
     media_rules=(MediaRule((DOMAIN,), re.compile(r"^/(?:[eso]/)?([\w]+)/?$")),),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from shared.platforms.site import Site
+from shared.platforms.site import InfoFields, Site
 
 POST_HOSTS = ("t.me", "telegram.me", "www.t.me")
 
@@ -12,5 +12,6 @@ SITE = Site(
     name="telegram",
     title="Telegram",
     links=("t.me", "telegram.me"),
+    ytdlp=InfoFields("telegram", titled=False),  # TelegramEmbed's title is the channel's
     author_in_title={"t.me": re.compile(r"^(?P<name>.+)$")},
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from shared.platforms.site import MediaRule, PostTitle, Site, SiteResult, resolve, web
+from shared.platforms.site import InfoFields, MediaRule, PostTitle, Site, SiteResult, resolve, web
 
 if TYPE_CHECKING:
     from shared.links.urlparts import UrlParts
@@ -39,6 +39,14 @@ SITE = Site(
     deletable=("tiktok.com",),
     https_only=("tiktok.com",),
     media_key="tiktok",
+    ytdlp=InfoFields(
+        "tiktok",
+        name=("channel", "creator"),  # `uploader` is the handle
+        handle=("uploader",),
+        id=("uploader_id",),
+        url=("uploader_url",),
+        titled=False,
+    ),
     media_rules=(
         MediaRule(("tiktok.com",), re.compile(r"^/@[^/]+/(?:video|photo)/(\d+)")),
         MediaRule(("tiktok.com",), re.compile(r"^/(?:embed(?:/v2)?|v)/(\d+)")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from shared.platforms.site import MediaRule, PostTitle, Site, SiteResult, web
+from shared.platforms.site import InfoFields, MediaRule, PostTitle, Site, SiteResult, web
 
 if TYPE_CHECKING:
     from shared.links.urlparts import UrlParts
@@ -62,6 +62,14 @@ SITE = Site(
     https_only=("x.com", "twitter.com", "t.co"),
     shorteners=("t.co",),
     media_key="twitter",
+    ytdlp=InfoFields(
+        "twitter",
+        name=("uploader",),
+        handle=("uploader_id",),
+        id=("channel_id",),
+        url=("uploader_url",),
+        titled=False,
+    ),
     media_rules=(MediaRule(("x.com", "twitter.com"), STATUS_PATH),),
     post_may_hold_video=lambda url: True,
     walls={"x.com": WALL, "twitter.com": WALL},

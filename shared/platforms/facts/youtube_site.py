@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from shared.platforms.site import MediaRule, Site, SiteResult, redirect, web
+from shared.platforms.site import InfoFields, MediaRule, Site, SiteResult, redirect, web
 
 if TYPE_CHECKING:
     from shared.links.urlparts import UrlParts
@@ -65,6 +65,11 @@ def canonical(p: UrlParts) -> SiteResult | None:
     return SiteResult(p.replace(query=query, **parts))
 
 
+def top_comments(n: int) -> dict[str, list[str]]:
+    """yt-dlp's YouTube arguments asking for its top `n` comments and no replies to them."""
+    return {"max_comments": [str(n), str(n), "0", "0"], "comment_sort": ["top"]}
+
+
 DOMAINS = ("youtube.com", "youtu.be", "youtube-nocookie.com")
 SITE = Site(
     name="youtube",
@@ -74,6 +79,16 @@ SITE = Site(
     deletable=("youtube.com", "youtu.be"),
     https_only=DOMAINS,
     media_key="youtube",
+    ytdlp=InfoFields(
+        "youtube",
+        name=("channel", "uploader"),
+        handle=("uploader_id",),  # the @handle
+        id=("channel_id",),
+        url=("channel_url", "uploader_url"),
+        handle_prefix="@",
+        comment_args=top_comments,
+        comment_link="lc",
+    ),
     media_rules=(
         MediaRule(("youtube.com", "youtube-nocookie.com"), re.compile(r"/watch"), "v", _ID),
         MediaRule(("youtu.be",), re.compile(rf"^/({VIDEO_ID})(?:/|$)")),
