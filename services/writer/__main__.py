@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 
 from services.writer.backup import publish_cli, restore_cli
-from services.writer.service import SERVICE
 from services.writer.settings import WriterSettings
 from shared.logs import setup_logging
 
@@ -22,6 +21,10 @@ def main(argv: list[str] | None = None) -> None:
         settings = WriterSettings()
         setup_logging(settings.log_level, "writer-publish")
         sys.exit(publish_cli(args[1:], settings))
+    # imported only to run the service: restore and publish (each `dla backup` and `dla
+    # restore`) would pay ~2 s of CPU for the whole writer they do not use
+    from services.writer.service import SERVICE
+
     SERVICE.main()
 
 

@@ -31,6 +31,7 @@ import sqlite3
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from services.writer import backup_rows
 from services.writer.db import writer_lock
@@ -45,14 +46,24 @@ from shared.backup_layout import (
     private_key_of_date,
 )
 from shared.errors import ArchiverError, ConfigError, StorageError
-from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
+
+if TYPE_CHECKING:
+    from shared.s3 import ObjectStore
 
 log = logging.getLogger(__name__)
 
 
 class RestoreError(ArchiverError):
     """A backup cannot be restored (absent, corrupt, writer running)."""
+
+
+def _object_store(settings: CommonSettings) -> ObjectStore:
+    """The bucket. shared.s3 (aioboto3: ~1 s of CPU to import) is loaded only when S3 is
+    used: `publish` and `restore --file` (each `dla backup`, `dla restore`) never use it."""
+    from shared.s3 import ObjectStore
+
+    return ObjectStore(settings)
 
 
 def snapshot_to(db_path: Path, dest_gz: Path, private_gz: Path | None = None) -> int:
@@ -215,7 +226,7 @@ async def backup(settings: CommonSettings, now: datetime | None = None) -> str:
     with tempfile.TemporaryDirectory(dir=settings.db_path.parent, prefix=".backup-") as tmp:
         gz, private_gz = Path(tmp) / NAME, Path(tmp) / PRIVATE_NAME
         size = await asyncio.to_thread(snapshot_to, settings.db_path, gz, private_gz)
-        async with ObjectStore(settings) as store:
+        async with _object_store(settings) as store:
             await store.ensure_bucket()
             # the private part first: a publishable copy is never newer than its private part
             await store.put_file(private_key, private_gz, "application/gzip")
@@ -226,7 +237,7 @@ async def backup(settings: CommonSettings, now: datetime | None = None) -> str:
 
 async def has_backup(settings: CommonSettings, now: datetime | None = None) -> bool:
     """True when today's backup exists."""
-    async with ObjectStore(settings) as store:
+    async with _object_store(settings) as store:
         return await store.head(backup_key(now or datetime.now(UTC))) is not None
 
 
@@ -240,7 +251,7 @@ async def latest_date(store: ObjectStore) -> str:
 
 async def latest_time(settings: CommonSettings) -> datetime | None:
     """When the newest backup was stored (its object's Last-Modified), or None."""
-    async with ObjectStore(settings) as store:
+    async with _object_store(settings) as store:
         try:
             day = await latest_date(store)
         except RestoreError:
@@ -274,7 +285,7 @@ async def restore(settings: CommonSettings, date: str | None = None) -> Path | N
     ):
         gz, raw = Path(tmp) / NAME, Path(tmp) / "archive.sqlite3"
         private_gz: Path | None = None
-        async with ObjectStore(settings) as store:
+        async with _object_store(settings) as store:
             day = date or await latest_date(store)
             if not is_backup_date(day):
                 raise RestoreError(f"bad date {day!r}; expected YYYY-MM-DD")

@@ -50,6 +50,11 @@ class Stack:
         feed = backlog.get("FEED/writer-feed")
         return feed is not None and feed["pending"] == 0 and feed["in_flight"] == 0
 
+    def wait_drained(self) -> None:
+        """Until backlog_drained: each ask is a `dla status` run (~1 s of CPU), so once a
+        second, not back to back."""
+        wait_for(self.backlog_drained, 60, "the writer applying everything", interval=1)
+
     def counts(self) -> tuple[int, ...]:
         tables = ("discourse_posts", "link_occurrences", "links")
         return tuple(self.up.db(f"SELECT count(*) FROM {t}")[0][0] for t in tables)
@@ -114,13 +119,13 @@ def test_backfill_records_every_post_of_a_topic_once(stack: Stack) -> None:
     assert links == {
         (f"a.test-post-{100 + n}", f"https://news.example.org/a/{n}", 0) for n in OWN
     } | {(f"a.test-post-{100 + n}", f"https://quotes.example.org/q/{n}", 1) for n in QUOTED}
-    wait_for(stack.backlog_drained, 60, "the writer applying everything")
+    stack.wait_drained()
     before = stack.counts()
 
     again = stack.up.dla("backfill", f"{stack.a.base}/t/{TOPIC}")
     assert again.returncode == 0, again.stderr
     assert "45 post(s) read" in again.stdout
-    wait_for(stack.backlog_drained, 60, "the writer applying everything")
+    stack.wait_drained()
     assert stack.counts() == before
 
 
@@ -135,13 +140,13 @@ BAD_TOPICS = [
 
 def test_a_bad_topic_is_one_line_an_exit_code_and_nothing_recorded(stack: Stack) -> None:
     # one test for the four: each case is a `dla` run, the waits for the writer are shared
-    wait_for(stack.backlog_drained, 60, "the writer applying everything")
+    stack.wait_drained()
     before = stack.counts()
     for path, code, words in BAD_TOPICS:
         result = stack.up.dla("backfill", stack.a.base + path)
         assert result.returncode == code, (path, result.stderr)
         assert words in one_line_error(result), path
-    wait_for(stack.backlog_drained, 60, "the writer applying everything")
+    stack.wait_drained()
     assert stack.counts() == before
 
 
@@ -166,7 +171,7 @@ def test_every_where_posted_names_its_forum_and_lists_filter_by_it(stack: Stack)
         links = httpx.get(f"{web}/index.json", params=params, timeout=5).json()["links"]
         return {link["url"].rsplit("/", 1)[-1]: link["id"] for link in links}
 
-    wait_for(lambda: len(listed()) == 2, 120, "both forums' links archived")
+    wait_for(lambda: len(listed()) == 2, 120, "both forums' links archived", interval=0.5)
     ids = listed()
     for name, server in (("a", stack.a), ("b", stack.b)):
         forum = stack.forum(server)
@@ -179,7 +184,9 @@ def test_every_where_posted_names_its_forum_and_lists_filter_by_it(stack: Stack)
         assert shown.returncode == 0 and "where posted" in shown.stdout and forum in shown.stdout
         ls = stack.up.dla("ls", "--forum", forum, "--json")
         assert [link["id"] for link in json.loads(ls.stdout)["links"]] == [ids[name]]
-        wait_for(lambda: search(web, q="owl")["total"] == 2, 60, "both pages searchable")
+        wait_for(
+            lambda: search(web, q="owl")["total"] == 2, 60, "both pages searchable", interval=0.5
+        )
         found = search(web, q="owl", forum=forum)["results"]
         assert [r["link_id"] for r in found] == [ids[name]]
         assert [r["link_id"] for r in search(web, forum=forum)["results"]] == [ids[name]]
