@@ -27,13 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.report import replace_section
-from shared.links import (
-    CanonicalUrl,
-    DomainPolicy,
-    canonicalize,
-    extract_links,
-    occurrences_for_post,
-)
+from shared.links.canonical import CanonicalUrl, canonicalize
+from shared.links.link_extract import extract_links
+from shared.links.occurrences import occurrences_for_post
+from shared.links.policy import DomainPolicy
 from testkit import link_scores as scores
 from testkit.link_corpus import DISCOURSE, FORUM, json_posts, post_url, rss_items
 

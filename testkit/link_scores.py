@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from shared.links import CanonicalUrl, RejectedUrl, canonicalize, extract_links, extract_links_text
+from shared.links.canonical import CanonicalUrl, RejectedUrl, canonicalize
+from shared.links.link_extract import extract_links, extract_links_text
 from shared.links.tracking import TrackingRules, default_rules
 from shared.links.urlparts import parse, strip_credentials
 from testkit.link_corpus import (

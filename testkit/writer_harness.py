@@ -16,8 +16,8 @@ from services.writer.liveness import dispatch as liveness
 from services.writer.liveness.budget import HostBudget
 from services.writer.scheduler import Limits
 from shared.hooks.records import HookRecord
-from shared.links import CanonicalUrl, DomainPolicy, canonicalize
-from shared.links.policy import DEFAULT_EXCLUDE
+from shared.links.canonical import CanonicalUrl, canonicalize
+from shared.links.policy import DEFAULT_EXCLUDE, DomainPolicy
 from shared.messages import (
     CaptureDone,
     CaptureEvent,

@@ -17,7 +17,7 @@ import httpx
 from services.poller.metrics import SHORT_LINKS
 from shared.errors import TargetRefused, TargetUnresolved
 from shared.fetching.pinning import pinned_transport
-from shared.links import CanonicalUrl, canonicalize
+from shared.links.canonical import CanonicalUrl, canonicalize
 from shared.messages import LinkOccurrence
 from shared.targets import checked_url
 

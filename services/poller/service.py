@@ -40,7 +40,7 @@ from shared import bus
 from shared.discourse import NotATopic, TopicRef, forum_of, parse_topic_url
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
-from shared.links import occurrences_for_post
+from shared.links.occurrences import occurrences_for_post
 from shared.links.urlparts import scrub_credentials
 from shared.messages import BackfillReport, BackfillRequest, FeedGap, FeedPost
 from shared.observability import HealthCheck

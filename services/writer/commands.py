@@ -9,7 +9,7 @@ from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
-from shared.links import CanonicalUrl
+from shared.links.canonical import CanonicalUrl
 from shared.links.submission import check_submission
 from shared.messages import RearchiveCommand, SubmitCommand
 

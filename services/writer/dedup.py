@@ -29,7 +29,7 @@ from services.writer import (
 from services.writer.context import ApplyContext
 from services.writer.liveness import dispatch as liveness
 from services.writer.liveness import observations, verdicts
-from shared.links import CanonicalUrl, canonicalize
+from shared.links.canonical import CanonicalUrl, canonicalize
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from services.writer import tombstones
 from services.writer.tombstones import TombstoneKey
-from shared.links import CanonicalUrl
+from shared.links.canonical import CanonicalUrl
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from shared.evidence.manifest import EVIDENCE_PLUGIN
 from shared.hooks.error_codes import backs_off_domain
 from shared.hooks.records import ArtifactRecord
 from shared.hooks.retry import BACKOFF
-from shared.links import registrable_domain
+from shared.links.domains import registrable_domain
 from shared.links.urlparts import supported_scheme
 from shared.messages import CaptureJob
 from shared.subjects import JOB_CAPTURE, JOB_MEDIA

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from shared.links import registrable_domain
+from shared.links.domains import registrable_domain
 
 
 def host_of(url: str) -> str:

@@ -17,7 +17,8 @@ import atheris
 
 with atheris.instrument_imports(include=["shared", "services"]):
     from services.poller.feed_fetch import FeedError, parse
-    from shared.links import CanonicalUrl, canonicalize, occurrences_for_post
+    from shared.links.canonical import CanonicalUrl, canonicalize
+    from shared.links.occurrences import occurrences_for_post
 
 FEED_URL = "http://forum.test/posts.rss"
 

@@ -6,14 +6,9 @@ import time
 
 import pytest
 
-from shared.links import (
-    RejectedUrl,
-    analyze_post,
-    canonicalize,
-    extract_links,
-    extract_links_text,
-    occurrences_for_post,
-)
+from shared.links.canonical import RejectedUrl, canonicalize
+from shared.links.link_extract import extract_links, extract_links_text
+from shared.links.occurrences import analyze_post, occurrences_for_post
 
 POST = "https://forum.example/t/x/1/2"
 

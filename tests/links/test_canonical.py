@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.links import MAX_URL_LENGTH, CanonicalUrl, RejectedUrl, canonicalize
-from shared.links.urlparts import scrub_credentials, strip_credentials
+from shared.links.canonical import CanonicalUrl, RejectedUrl, canonicalize
+from shared.links.urlparts import MAX_URL_LENGTH, scrub_credentials, strip_credentials
 
 # (input, normalized, canonical)
 NORMALIZE: list[tuple[str, str, str]] = [

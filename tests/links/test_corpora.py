@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shared.links import extract_links
+from shared.links.link_extract import extract_links
 from testkit import link_scores as scores
 from testkit.link_corpus import cooked_samples
 

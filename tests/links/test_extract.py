@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from shared.links import ExtractedLink, extract_links, extract_links_text
-from shared.links.link_extract import CONTEXT_CHARS
+from shared.links.link_extract import (
+    CONTEXT_CHARS,
+    ExtractedLink,
+    extract_links,
+    extract_links_text,
+)
 
 POST = "https://forum.example/t/some-topic/42/7"
 

@@ -6,14 +6,10 @@ import logging
 
 import pytest
 
-from shared.links import (
-    CanonicalUrl,
-    DomainPolicy,
-    analyze_post,
-    canonicalize,
-    occurrences_for_post,
-    registrable_domain,
-)
+from shared.links.canonical import CanonicalUrl, canonicalize
+from shared.links.domains import registrable_domain
+from shared.links.occurrences import analyze_post, occurrences_for_post
+from shared.links.policy import DomainPolicy
 from shared.messages import LinkOccurrence
 
 DEFAULT = DomainPolicy()

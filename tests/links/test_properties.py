@@ -7,14 +7,9 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.links import (
-    CanonicalUrl,
-    RejectedUrl,
-    canonicalize,
-    extract_links,
-    extract_links_text,
-    occurrences_for_post,
-)
+from shared.links.canonical import CanonicalUrl, RejectedUrl, canonicalize
+from shared.links.link_extract import extract_links, extract_links_text
+from shared.links.occurrences import occurrences_for_post
 
 FAST = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.links import CanonicalUrl, canonicalize
+from shared.links.canonical import CanonicalUrl, canonicalize
 from shared.links.sites import RULES, rule_for
 
 Row = tuple[str, str, bool]

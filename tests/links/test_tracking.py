@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from shared.links import CanonicalUrl, canonicalize
+from shared.links.canonical import CanonicalUrl, canonicalize
 from shared.links.tracking import RULES_FILE, TrackingRules, default_rules
 from testkit.link_corpus import URLS, load_json
 from tests.links import gen_clearurls

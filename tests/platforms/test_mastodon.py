@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shared.hooks.config import load_plugin_config
-from shared.links import CanonicalUrl, canonicalize
+from shared.links.canonical import CanonicalUrl, canonicalize
 from shared.platforms import mastodon
 from shared.platforms.chains import recognise
 from shared.platforms.registry import SITES, link_domains

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shared.links import DomainPolicy
+from shared.links.policy import DomainPolicy
 from shared.messages import FeedGap, LinkOccurrence
 from testkit.writer_harness import T0, Harness, occ, post
 

@@ -36,7 +36,7 @@ from services.writer.liveness.rules import LivenessRules
 from services.writer.liveness.schedule import next_check, next_due
 from services.writer.liveness.verdict import LivenessVerdict
 from services.writer.scheduler import backed_off
-from shared.links import registrable_domain
+from shared.links.domains import registrable_domain
 from shared.links.urlparts import supported_scheme
 from shared.liveness.compare import post_digest
 from shared.messages import LivenessCheck
