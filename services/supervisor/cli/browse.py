@@ -6,6 +6,7 @@ import asyncio
 import csv
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,25 +31,36 @@ def with_forum(params: dict[str, str | int], forum: str | None) -> dict[str, str
 
 
 def health(client: StackClient) -> dict[str, str]:
-    """Each service's /healthz: up, down, or unknown (no port file: not started here)."""
-    found: dict[str, str] = {}
+    """Each service's /healthz: up, unhealthy (its status), not answering (it took the connection
+    and gave no answer within `CLI_TIMEOUT_SECONDS`: busy or hung, not down), down (nothing
+    listens), or unknown (no port file: not started here). Asked of every service at once."""
     run = client.settings.data_dir / "run"
+    timeout = client.settings.cli_timeout_seconds
+    urls: dict[str, str | None] = {}
     for name in SERVICES:
         if name == "web":
-            url = f"{client.web_url}/healthz"
-        else:
-            try:
-                port = int((run / f"{name}.port").read_text().strip())
-            except (OSError, ValueError):
-                found[name] = "unknown"
-                continue
-            url = f"http://{client.settings.metrics_host}:{port}/healthz"
+            urls[name] = f"{client.web_url}/healthz"
+            continue
         try:
-            resp = httpx.get(url, timeout=2.0)
-            found[name] = "up" if resp.status_code == 200 else f"unhealthy ({resp.status_code})"
+            port = int((run / f"{name}.port").read_text().strip())
+        except (OSError, ValueError):
+            urls[name] = None
+            continue
+        urls[name] = f"http://{client.settings.metrics_host}:{port}/healthz"
+
+    def ask(url: str | None) -> str:
+        if url is None:
+            return "unknown"
+        try:
+            resp = httpx.get(url, timeout=timeout)
+        except httpx.TimeoutException:
+            return f"not answering (no answer in {timeout:g} s)"
         except httpx.HTTPError:
-            found[name] = "down"
-    return found
+            return "down"
+        return "up" if resp.status_code == 200 else f"unhealthy ({resp.status_code})"
+
+    with ThreadPoolExecutor(max_workers=len(urls)) as pool:
+        return dict(zip(urls, pool.map(ask, urls.values()), strict=True))
 
 
 async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:

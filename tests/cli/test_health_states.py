@@ -1,0 +1,59 @@
+"""`dla status`'s service states, against real sockets on 127.0.0.1: a service that takes the
+connection and does not answer in time is "not answering", never "down"; nothing listening is
+"down"; no port file is "unknown"."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.supervisor.cli.browse import health
+from services.supervisor.cli.stack_client import CliSettings, StackClient
+from testkit.httpserver import FixtureServer, Reply
+
+
+@pytest.fixture
+def mute() -> Iterator[int]:
+    """A port that takes connections (the kernel's backlog) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        yield sock.getsockname()[1]
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_each_state_is_told_apart(tmp_path: Path, mute: int) -> None:
+    with FixtureServer() as ok, FixtureServer() as sick:
+        ok.routes["/healthz"] = Reply(b"{}", 200)
+        sick.routes["/healthz"] = Reply(b"{}", 503)
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "writer.port").write_text(str(ok.port))
+        (run / "poller.port").write_text(str(mute))
+        (run / "archiver.port").write_text(str(closed_port()))
+        (run / "media.port").write_text(str(sick.port))
+        settings = CliSettings(
+            data_dir=tmp_path, web_url=f"http://127.0.0.1:{closed_port()}", cli_timeout_seconds=1
+        )
+        found = health(StackClient(settings))
+    assert found == {
+        "writer": "up",
+        "poller": "not answering (no answer in 1 s)",
+        "archiver": "down",
+        "media": "unhealthy (503)",
+        "web": "down",
+    }
+
+
+def test_a_missing_port_file_is_unknown(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    settings = CliSettings(data_dir=tmp_path, web_url=f"http://127.0.0.1:{closed_port()}")
+    assert health(StackClient(settings))["writer"] == "unknown"
