@@ -123,8 +123,8 @@ def cookie_file(cookies: CookieSet | None) -> Iterator[str | None]:
 
 def _extract(url: str, opts: YtdlpOptions) -> dict[str, Any]:
     # imported here, not at the top: the writer and the web import this module's chain
-    # (shared.platforms.chains: `recognise`) and never extract; yt-dlp costs ~25 MB PSS
-    # in each process that imports it (docs/operations.md, "Things to know")
+    # (shared.platforms.chains: `recognise`) and never extract; yt-dlp costs each process
+    # that imports it 4-6 MB PSS (docs/operations.md, "Things to know")
     from yt_dlp import YoutubeDL
 
     with (
