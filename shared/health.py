@@ -12,7 +12,6 @@ from nats.aio.client import Client
 
 from shared.errors import StorageError
 from shared.observability import HealthCheck
-from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
 
 CHECK_TIMEOUT_S = 3.0
@@ -30,6 +29,9 @@ def nats_check(nc: Client) -> HealthCheck:
 
 def s3_check(settings: CommonSettings) -> HealthCheck:
     """Ok when the bucket answers a HEAD request."""
+    # imported here: the poller, which has no S3, imports this module for its NATS check,
+    # and the S3 client (aioboto3, botocore) cost it 13 MB PSS (docs/operations.md)
+    from shared.s3 import ObjectStore
 
     async def check() -> dict[str, object]:
         try:

@@ -108,6 +108,11 @@ class Stack:
         for name, port in zip(self.services, ports, strict=True):
             env = dict(self.env)
             env.setdefault("PYTHONUNBUFFERED", "1")
+            # glibc gives each thread that allocates its own arena, up to 8 a core; a
+            # service's worker threads (asyncio.to_thread, S3 upload parts) each keep theirs,
+            # with the freed buffers in it, for the process's life. Two bound that
+            # (docs/operations.md, "Things to know").
+            env.setdefault("MALLOC_ARENA_MAX", "2")
             if name != "web":
                 env["METRICS_PORT"] = str(port)
                 self.metrics_targets[name] = [f"127.0.0.1:{port}"]

@@ -74,6 +74,11 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.platforms.ytdlp",
     "shared.platforms.ytdlp_errors",
     "shared.targets",
+    # what those import only when they run (to spare the services that never do)
+    "yt_dlp",
+    "yt_dlp.jsinterp",
+    "yt_dlp.networking.exceptions",
+    "yt_dlp.utils",
 )
 """Modules imported once in the host so hooks find them ready (`module:function` also calls
 the function, to fill a module's lazy caches before forking). A hook that imports one

@@ -18,8 +18,6 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from yt_dlp.jsinterp import js_number_to_string
-
 from shared.platforms.chain import Chain, Context, PostRef
 from shared.platforms.facts import x_site as facts
 from shared.platforms.http import get_json, judge, parse_json
@@ -53,6 +51,10 @@ def recognise(url: str) -> PostRef | None:
 
 def token(post_id: str) -> str:
     """The syndication endpoint's token: (id / 1e15 * pi) in base 36 without zeros or dot."""
+    # imported here: every process that knows the platforms imports this module, only a
+    # capture asks for a token (shared.platforms.ytdlp says why)
+    from yt_dlp.jsinterp import js_number_to_string
+
     return re.sub(r"0+|\.", "", js_number_to_string((int(post_id) / 1e15) * math.pi, 36))
 
 

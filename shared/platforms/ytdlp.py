@@ -24,8 +24,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from yt_dlp import YoutubeDL
-
 from shared.cookies import CookieSet
 from shared.fetching import socket_guard
 from shared.platforms.outcome import StepOutcome, gone, present, unknown
@@ -123,6 +121,11 @@ def cookie_file(cookies: CookieSet | None) -> Iterator[str | None]:
 
 
 def _extract(url: str, opts: YtdlpOptions) -> dict[str, Any]:
+    # imported here, not at the top: the writer and the web import this module's chain
+    # (shared.platforms.chains: `recognise`) and never extract; yt-dlp costs each process
+    # that imports it 4-6 MB PSS (docs/operations.md, "Things to know")
+    from yt_dlp import YoutubeDL
+
     with (
         socket_guard.guarded(not opts.allow_private),
         cookie_file(opts.cookies) as path,

@@ -12,9 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from yt_dlp.networking.exceptions import HTTPError, TransportError
-from yt_dlp.utils import GeoRestrictedError, UnsupportedError
-
 from shared.hooks.error_codes import What, code
 
 
@@ -74,6 +71,11 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def classify(exc: BaseException) -> Failure:
     """Map a yt-dlp exception (DownloadError and what it wraps) to a Failure."""
+    # imported here: a yt-dlp exception to classify means yt-dlp is loaded already, and the
+    # processes that import this module and never run yt-dlp are spared it (shared.platforms.ytdlp)
+    from yt_dlp.networking.exceptions import HTTPError, TransportError
+    from yt_dlp.utils import GeoRestrictedError, UnsupportedError
+
     chain = _chain(exc)
     message = " / ".join(dict.fromkeys(str(e) for e in chain if str(e)))[:1000] or repr(exc)
     for e in chain:
