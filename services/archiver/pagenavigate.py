@@ -40,6 +40,19 @@ class DocumentEndedEarly(Exception):
     """The main document's body broke off after its response (see `goto`)."""
 
 
+RECORD_MARGIN_MS = (1300.0, 4000.0)
+"""The least and the most of a navigation's time kept for what follows a timed-out `goto`:
+the renderer probe (up to 1 s) and the navigation record (the page described)."""
+
+
+def record_margin_ms(left_ms: float) -> float:
+    """The time kept after `goto` for the probe and the record: a quarter of the op's time,
+    within RECORD_MARGIN_MS. On a loaded machine the probe and the description take longer;
+    an op cut short loses the record (navigate.json and its events) altogether."""
+    least, most = RECORD_MARGIN_MS
+    return min(most, max(least, left_ms / 4))
+
+
 async def navigate(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     """Load `url` until `wait_until`; the navigation record (kept for `state`)."""
     url = req.get("url")
@@ -63,7 +76,8 @@ async def navigate(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
                     "error": cut_short}  # fmt: skip
     # leave time within the op's deadline for the renderer probe and the record
     deadline = float(req.get("deadline") or time.monotonic() + float(req.get("timeout") or 30))
-    goto_ms = max(300.0, (deadline - time.monotonic()) * 1000 - 1300)
+    left_ms = (deadline - time.monotonic()) * 1000
+    goto_ms = max(300.0, left_ms - record_margin_ms(left_ms))
     try:
         response = await goto(s, page, url, wait_until, goto_ms)
     except DocumentEndedEarly as exc:

@@ -34,8 +34,10 @@ pytestmark = pytest.mark.integration
 HOOKS = ["navigate", "screenshot", "dom"]
 FAST = {"NAVIGATE_TIMEOUT": "20", "SCREENSHOT_TIMEOUT": "20", "DOM_TIMEOUT": "20"}
 """Generous: a loaded machine must not fail the cases expected to succeed."""
-STUCK = "4"
-"""NAVIGATE_TIMEOUT of the cases that must time out (endless script, dripping body)."""
+STUCK = "8"
+"""NAVIGATE_TIMEOUT of the cases that must time out (endless script, dripping body): 2 s of it
+are kept for the probe and the record (pagenavigate.record_margin_ms), which took past the
+1.3 s an op of 4 s keeps at load 20."""
 PUBLIC_STAND_IN = ipaddress.ip_address("127.0.0.2")
 NODES = 1_000_000 if os.environ.get("DLA_HOSTILE_FULL") else 100_000
 
