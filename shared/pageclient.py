@@ -149,9 +149,9 @@ class PageClient:
 
     # Typed shortcuts (each is one `call`).
 
-    def state(self) -> dict[str, Any]:
+    def state(self, timeout: float = 10.0) -> dict[str, Any]:
         """{"navigated": bool, "navigation": {...} | null, "url": str, "unresponsive": bool}."""
-        return self.call("state", timeout=10.0)
+        return self.call("state", timeout=timeout)
 
     def navigate(self, url: str, timeout: float = 60.0, wait_until: str = "load") -> dict[str, Any]:
         """Load url in the page: status, final URL, headers, redirect chain, refused requests."""
@@ -205,9 +205,9 @@ class PageClient:
         """Print the page to a PDF at path: {"path", "bytes", "sha256", "markers_moved"}."""
         return self.call("pdf", timeout=timeout, path=os.path.abspath(path))
 
-    def responses(self) -> dict[str, Any]:
+    def responses(self, timeout: float = 10.0) -> dict[str, Any]:
         """The response log: {"responses": [...], "refused": [...], "events": [...]}."""
-        return self.call("responses", timeout=10.0)
+        return self.call("responses", timeout=timeout)
 
     def traffic(self, path: str, timeout: float = 60.0) -> dict[str, Any]:
         """Finish the snapshot's browser WARC (every request and response of the page so

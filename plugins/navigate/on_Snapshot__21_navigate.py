@@ -142,8 +142,36 @@ def wall_code(wall: Wall, nav: dict[str, Any]) -> str:
     return code("NAVIGATE", WALL_CODES[wall.reason])
 
 
+RECORD_RESERVE_S = (1.0, 4.0)
+"""The least and the most of the hook's time kept, out of the navigate operation's, to fetch
+what the archiver recorded of a navigation it cut short (`cut_short_record`) and write it."""
+
+
+def record_reserve_s(timeout: float) -> float:
+    """The seconds kept after the navigate operation: an eighth of the hook's, within
+    RECORD_RESERVE_S (never all of it)."""
+    least, most = RECORD_RESERVE_S
+    return min(timeout / 2, most, max(least, timeout / 8))
+
+
+def cut_short_record(page: pc.PageClient, timeout: float) -> dict[str, Any] | None:
+    """What the archiver kept of a navigation whose operation ran out of time (on a loaded
+    machine the renderer probe and the description may take longer than the operation had
+    left): its record (the navigation as far as it went, its error) and the page's log and
+    events, so navigate.json and its `page_unresponsive` event are not lost."""
+    try:
+        nav = page.state(timeout=timeout).get("navigation")
+        if not isinstance(nav, dict):
+            return None
+        return {**nav, **page.responses(timeout=timeout)}
+    except pc.PageError as exc:
+        print(f"navigate: the cut-short navigation's record: {exc}", file=sys.stderr)
+        return None
+
+
 def main() -> int:
     url, timeout = pc.hook_args()
+    reserve = record_reserve_s(timeout)
     settings = hook_settings(__file__)
     wait_until = str(settings["NAVIGATE_WAIT_UNTIL"])
     settle_ms = int(settings["NAVIGATE_SETTLE_MS"])
@@ -153,7 +181,15 @@ def main() -> int:
     nav: dict[str, Any] | None = None
     try:
         with pc.PageClient() as page:
-            nav = page.navigate(url, timeout=timeout, wait_until=wait_until)
+            try:
+                nav = page.navigate(url, timeout=timeout - reserve, wait_until=wait_until)
+            except pc.PageError as exc:
+                if exc.code != pc.E_TIMEOUT:
+                    raise
+                kept = cut_short_record(page, reserve / 2)
+                if kept is not None:
+                    Path("navigate.json").write_text(json.dumps(kept, indent=1))
+                raise
             if settle_ms and nav.get("document") and not nav.get("error"):
                 left = max(0.5, timeout - float(nav.get("elapsed_s") or 0) - 0.5)
                 nav["settle"] = page.settle(timeout=left, max_ms=settle_ms, quiet_ms=quiet_ms)

@@ -203,12 +203,16 @@ class PageSession:
         return await self.page()
 
     async def probe_renderer(self, page: Page) -> None:
-        """After a timeout: is the renderer still answering? If not, mark it stuck."""
+        """After a timeout: is the renderer still answering? If not, mark it stuck. An
+        operation that runs out of time while it asks has not had an answer either: the
+        renderer is marked all the same (the record the operation leaves says so)."""
         try:
             await asyncio.wait_for(page.evaluate("1"), 1.0)
-        except Exception:
+        except BaseException as exc:
             self.unresponsive = True
             self.event("page_unresponsive", url=page.url)
+            if not isinstance(exc, Exception):
+                raise
 
     async def evaluate(self, expression: str, arg: Any = None) -> Any:
         """Run a script in the page: E_PAGE_SCRIPT when it throws, the dead-page error when

@@ -138,3 +138,25 @@ def test_a_list_item_chromium_cannot_print_is_printed_and_the_dom_left_as_it_was
     assert printed["markers_moved"] == 2
     assert (tmp_path / "page.pdf").read_bytes().startswith(b"%PDF")
     assert page.evaluate("document.body.innerHTML") == before
+
+
+def test_a_navigation_cut_short_keeps_its_record_and_events(
+    page: pc.PageClient, serve: Serve
+) -> None:
+    """An operation whose time runs out while it probes a stuck renderer (a loaded machine
+    makes the probe and the record slower than the time kept for them) still leaves the
+    navigation's record and its page_unresponsive event, for the hook to write."""
+    site = serve({
+        "/p": Reply(b"<title>first</title>"),
+        "/loop": Reply(b"<html><body><script>for (;;) {}</script></body></html>"),
+    })  # fmt: skip
+    page.navigate(f"{site.base}/p", timeout=30)  # the page and its proxy are made
+    with pytest.raises(pc.PageError) as cut:
+        # 1 s: goto gets its least (300 ms), then the 1 s probe of the stuck renderer is cut
+        page.navigate(f"{site.base}/loop", timeout=1.0)
+    assert cut.value.code == pc.E_TIMEOUT
+    nav = page.state(timeout=5)["navigation"]
+    assert nav["url"] == f"{site.base}/loop" and not nav["document"]
+    assert nav["error"] == {"code": pc.E_TIMEOUT, "message": "navigation cut short"}
+    events = page.responses(timeout=5)["events"]
+    assert any(e["type"] == "page_unresponsive" for e in events), events
