@@ -17,6 +17,7 @@ from services.supervisor.stack import Stack
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
+from testkit.stack_report import database_counts, log_tails
 from testkit.waiting import wait_for
 
 E2E_TIMEOUT_S = 420
@@ -84,6 +85,8 @@ class Running:
 
     stack: Stack
     web: str
+    index_error: str = ""
+    """Why index.json last did not answer ('' when it did)."""
 
     @property
     def db_path(self) -> Path:
@@ -99,22 +102,24 @@ class Running:
         """predicate()'s first true answer; fails with every service's log tail."""
 
         def tails() -> str:
-            logs = self.stack.data_dir / "logs"
-            return "\n".join(
-                f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
-                for p in sorted(logs.glob("*.log"))
-            )
+            index = f"--- index.json: {self.index_error or 'answered'}"
+            logs = log_tails((self.stack.data_dir / "logs").glob("*.log"))
+            return "\n".join([index, database_counts(self.db_path), logs])
 
         return wait_for(predicate, timeout, what, interval=0.25, explain=tails)
 
     def index(self) -> list[dict[str, Any]]:
+        """The web service's index.json links; [] when it did not answer (`index_error`
+        says why, for a failed wait's report)."""
         try:
-            links: list[dict[str, Any]] = httpx.get(f"{self.web}/index.json", timeout=2).json()[
+            links: list[dict[str, Any]] = httpx.get(f"{self.web}/index.json", timeout=5).json()[
                 "links"
             ]
-            return links
-        except (httpx.HTTPError, ValueError, KeyError):
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            self.index_error = f"{type(exc).__name__}: {exc}"
             return []
+        self.index_error = ""
+        return links
 
     def archived(self, url_suffix: str) -> dict[str, Any] | None:
         """The index entry of a link whose raw response is stored, if any."""

@@ -28,6 +28,7 @@ from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.nats_cluster import NatsCluster
 from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
+from testkit.stack_report import database_counts, log_tails
 
 pytestmark = pytest.mark.integration
 
@@ -138,7 +139,13 @@ def test_two_archivers_share_one_cluster(
                 if done >= len(links):
                     break
                 time.sleep(0.5)
-            assert done == len(links), f"{done}/{len(links)} captured"
+            if done != len(links):
+                report = "\n".join([
+                    database_counts(db),
+                    log_tails([*(stack.data_dir / "logs").glob("*.log"),
+                               *(w.log_path for w in workers if w.log_path)]),
+                ])  # fmt: skip
+                pytest.fail(f"{done}/{len(links)} captured\n{report}")
 
             # both workers took part
             for name, port in ports.items():
