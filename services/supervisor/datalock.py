@@ -45,6 +45,12 @@ class DataDirLock:
         self._fd = fd
         return self
 
+    @property
+    def fd(self) -> int | None:
+        """The open lock file's descriptor while held (the front process keeps it across its
+        exec, services/supervisor/front.py)."""
+        return self._fd
+
     def release(self) -> None:
         """Drop the lock."""
         if self._fd is not None:

@@ -67,7 +67,26 @@ def run_up(data_dir: Path, services: Sequence[str], web_url: str) -> int:
             logging.shutdown()
             sys.stdout.flush()
             os._exit(code)
+    _exec_front(pid, old_mask, lock)  # returns only if the exec failed
     return _front(pid, old_mask, lock)
+
+
+def _exec_front(child: int, old_mask: set[int | signal.Signals], lock: DataDirLock) -> None:
+    """Become `services.supervisor.front` (same pid, a small fresh interpreter, the lock's fd
+    kept open across the exec); returns only if the exec failed."""
+    fd = lock.fd
+    if fd is None:
+        return
+    os.set_inheritable(fd, True)
+    argv = [
+        sys.executable, "-m", "services.supervisor.front", str(child), str(fd),
+        ",".join(str(int(s)) for s in STOP_SIGNALS), ",".join(str(int(s)) for s in old_mask),
+    ]  # fmt: skip
+    try:
+        os.execv(sys.executable, argv)
+    except OSError as exc:
+        log.warning("dla up: the small front process could not start (%s); staying as is", exc)
+        os.set_inheritable(fd, False)
 
 
 def _front(child: int, old_mask: set[int | signal.Signals], lock: DataDirLock) -> int:

@@ -8,6 +8,7 @@ whose posts keep the archiver capturing.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import random
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from services.supervisor.children import free_ports
+from shared import processes
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import own_engines_env
@@ -201,7 +203,12 @@ def test_a_second_dla_up_on_the_same_data_refuses(tmp_path: Path, site: Site) ->
         assert "in use by dla up (pid" in second.stderr
         assert "Traceback" not in second.stderr
         assert first.poll() is None
+        # the front process, after forking the supervisor, is a small interpreter of its own
+        assert "services.supervisor.front" in processes.cmdline(first.pid)
     finally:
         first.send_signal(signal.SIGTERM)
         first.wait(STOP_LIMIT_S + 5)
+    assert first.returncode == 0
     assert not marked(mark)
+    with (tmp_path / "data" / "dla.lock").open("rb") as lock:  # released by the front's exit
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
