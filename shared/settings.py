@@ -6,6 +6,7 @@ class below or a subclass that adds its own fields.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -89,3 +90,11 @@ SECRET_ENV_VARS: frozenset[str] = frozenset(
 def public_env(env: dict[str, str]) -> dict[str, str]:
     """A copy of env without secret variables (what hook processes get)."""
     return {k: v for k, v in env.items() if k.upper() not in SECRET_ENV_VARS}
+
+
+def fields_from_env(env: Mapping[str, str], model: type[BaseSettings]) -> dict[str, str]:
+    """The variables of env that are fields of `model`, by field name (names are
+    case-insensitive): what `model.model_validate` reads from an environment other than the
+    process's own (a stack's, which `dla up` builds before its services start)."""
+    keys = set(model.model_fields)
+    return {k.lower(): v for k, v in env.items() if k.lower() in keys}

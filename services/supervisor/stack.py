@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic_settings import BaseSettings
 
 from services.supervisor.alerting import describe
 from services.supervisor.alertstack import AlertStack, AlertStackSettings, start_alerting
@@ -25,10 +24,12 @@ from services.supervisor.infra import (
 )
 from services.supervisor.names import SERVICES as SERVICES  # re-exported
 from services.supervisor.restarts import Restarts
-from shared import bus
-from shared.errors import ConfigError, StorageError
-from shared.s3 import ObjectStore
-from shared.settings import CommonSettings
+from shared.errors import ConfigError
+from shared.settings import fields_from_env
+
+DECLARE_TIMEOUT_S = 180.0
+"""Bound on declaring the streams and the bucket in their own process (a minute of it may be
+spent waiting for a freshly started S3)."""
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,9 @@ class Stack:
     alerts: AlertStack | None = None
     metrics_targets: dict[str, list[str]] = field(default_factory=dict)
     """Each service's /metrics address ({service: ["127.0.0.1:port"]}), for Prometheus."""
+    declare_apart: bool = False
+    """Declare the streams and the bucket in a short process of their own (`dla up`: its
+    supervisor lives as long as the stack and need not hold the NATS and S3 clients)."""
     _engine_restarts: dict[str, Restarts] = field(
         default_factory=lambda: {"nats": Restarts("nats"), "s3": Restarts("s3")}
     )
@@ -80,26 +84,27 @@ class Stack:
             self.env["S3_ENDPOINT"] = self.weed.endpoint
             self.env["AWS_ACCESS_KEY_ID"] = creds.access_key
             self.env["AWS_SECRET_ACCESS_KEY"] = creds.secret_key
-        asyncio.run(self._declare())
+        self._declare()
 
-    async def _declare(self) -> None:
-        settings = CommonSettings.model_validate(_settings_from(self.env))
-        nc = await bus.connect(settings.nats_url, "dla-supervisor", connect_timeout=30)
+    def _declare(self) -> None:
+        """The streams and the bucket (services.supervisor.declare): in a short process of
+        its own with `declare_apart` (the supervisor of `dla up` never loads the NATS and S3
+        clients), else here."""
+        if not self.declare_apart:
+            from services.supervisor.declare import declare
+
+            asyncio.run(declare(self.env))
+            return
+        argv = [sys.executable, "-m", "services.supervisor.declare"]
         try:
-            await bus.ensure_streams(nc.jetstream(), settings.nats_replicas)
-        finally:
-            await nc.close()
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                async with ObjectStore(settings) as store:
-                    await store.ensure_bucket()
-                return
-            except StorageError as exc:
-                if time.monotonic() > deadline:
-                    raise
-                log.info("waiting for S3: %s", exc)
-                await asyncio.sleep(0.5)
+            done = subprocess.run(argv, env=self.env, capture_output=True, text=True,
+                                  timeout=DECLARE_TIMEOUT_S, check=False)  # fmt: skip
+        except subprocess.TimeoutExpired as exc:
+            raise ConfigError(
+                f"declaring the streams and the bucket took past {exc.timeout:g} s"
+            ) from exc
+        if done.returncode != 0:
+            raise ConfigError(done.stderr.strip()[-2000:] or f"declare exited {done.returncode}")
 
     def start_services(self, extra_env: Mapping[str, Mapping[str, str]] | None = None) -> None:
         """Start every service as `python -m services.<name>`, each with its own metrics port."""
@@ -127,7 +132,7 @@ class Stack:
     def start_alerting(self) -> str:
         """Prometheus and Alertmanager when ALERT_WEBHOOK_URL or ALERT_EMAIL_TO is set
         (services.supervisor.alertstack); returns where alerts go, in words."""
-        settings = AlertStackSettings.model_validate(_settings_from(self.env, AlertStackSettings))
+        settings = AlertStackSettings.model_validate(fields_from_env(self.env, AlertStackSettings))
         if settings.destinations():
             logs = self.log_dir or self.data_dir / "logs"
             self.alerts = start_alerting(settings, self.metrics_targets, self.data_dir, logs)
@@ -197,13 +202,6 @@ class Stack:
         engines = [e.child for e in (self.weed, self.nats) if e is not None]
         engines += self.alerts.children() if self.alerts is not None else []
         stop_all(engines, engines_grace_s, hurry)
-
-
-def _settings_from(
-    env: Mapping[str, str], model: type[BaseSettings] = CommonSettings
-) -> dict[str, str]:
-    keys = set(model.model_fields)
-    return {k.lower(): v for k, v in env.items() if k.lower() in keys}
 
 
 def _returncode(child: Child) -> int | None:

@@ -26,10 +26,10 @@ from pathlib import Path
 from types import FrameType
 
 from services.supervisor import children, reaper
-from services.supervisor.cli.stack_client import remove_stack_file, write_stack_file
 from services.supervisor.datalock import DataDirBusy, DataDirLock
 from services.supervisor.signals import STOP_SIGNALS, StopRequested, StopSignals
 from services.supervisor.stack import Stack
+from services.supervisor.stack_file import remove_stack_file, write_stack_file
 from shared import admin_tokens
 
 log = logging.getLogger("dla")
@@ -124,7 +124,7 @@ def _supervise(
     children.on_start = registry.record
     if not (os.environ.get("ADMIN_TOKEN") or os.environ.get("ADMIN_TOKENS")):
         os.environ["ADMIN_TOKENS"] = admin_tokens.load_or_create(data_dir)
-    stack = Stack(data_dir=data_dir, services=services)
+    stack = Stack(data_dir=data_dir, services=services, declare_apart=True)
     code = EXIT_OK
     alerts = ""
     started = time.monotonic()

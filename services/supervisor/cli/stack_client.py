@@ -8,24 +8,22 @@ ADMIN_TOKEN (or ADMIN_TOKENS' first), else the one `dla up` generated in DATA_DI
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import Field, SecretStr
 
 from services.supervisor.cli.errors import CliError, Exit
+from services.supervisor.stack_file import read_stack_file
 from shared import admin_tokens
 from shared.settings import CommonSettings
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as Nats
 
-STACK_FILE = "stack.json"
 DOWNLOAD_CHUNK = 1 << 20
 
 
@@ -48,20 +46,6 @@ class CliSettings(CommonSettings):
     )
 
 
-def write_stack_file(data_dir: Path, info: dict[str, Any]) -> None:
-    """Record how to reach a running stack (called by `dla up`)."""
-    path = data_dir / "run" / STACK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(info))
-    os.replace(tmp, path)
-
-
-def remove_stack_file(data_dir: Path) -> None:
-    """Forget the stack (called by `dla up` when it stops)."""
-    (data_dir / "run" / STACK_FILE).unlink(missing_ok=True)
-
-
 class StackClient:
     """The web API and NATS of the running stack."""
 
@@ -80,11 +64,7 @@ class StackClient:
         self._files: httpx.Client | None = None
 
     def _stack_file(self) -> dict[str, Any]:
-        try:
-            data = json.loads((self.settings.data_dir / "run" / STACK_FILE).read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_stack_file(self.settings.data_dir)
 
     def token(self) -> str | None:
         """The admin token to send, if any is configured."""
