@@ -18,6 +18,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from types import FrameType
 
 EXIT_FAILED = 1
@@ -27,10 +28,11 @@ def _numbers(arg: str) -> list[int]:
     return [int(n) for n in arg.split(",") if n]
 
 
-def main(argv: list[str]) -> int:
-    """Forward stop signals to the supervisor until it exits; its exit code."""
-    child, lock_fd = int(argv[0]), int(argv[1])
-    forwarded, old_mask = _numbers(argv[2]), _numbers(argv[3])
+def forward_until_exit(
+    child: int, lock_fd: int, forwarded: Iterable[int], old_mask: Iterable[int]
+) -> int:
+    """Forward the `forwarded` signals to child until it exits, then drop the lock (its
+    file emptied, its descriptor closed); the child's exit code."""
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -44,6 +46,11 @@ def main(argv: list[str]) -> int:
         os.ftruncate(lock_fd, 0)
     os.close(lock_fd)
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else EXIT_FAILED
+
+
+def main(argv: list[str]) -> int:
+    """`python -m services.supervisor.front SUPERVISOR_PID LOCK_FD SIGNALS OLD_MASK`."""
+    return forward_until_exit(int(argv[0]), int(argv[1]), _numbers(argv[2]), _numbers(argv[3]))
 
 
 if __name__ == "__main__":

@@ -23,10 +23,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from services.supervisor import children, reaper
 from services.supervisor.datalock import DataDirBusy, DataDirLock
+from services.supervisor.front import forward_until_exit
 from services.supervisor.signals import STOP_SIGNALS, StopRequested, StopSignals
 from services.supervisor.stack import Stack
 from services.supervisor.stack_file import remove_stack_file, write_stack_file
@@ -90,18 +90,10 @@ def _exec_front(child: int, old_mask: set[int | signal.Signals], lock: DataDirLo
 
 
 def _front(child: int, old_mask: set[int | signal.Signals], lock: DataDirLock) -> int:
-    """Forward stop signals to the supervisor until it exits."""
-
-    def forward(signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signum)
-
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, forward)
-    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-    _, status = os.waitpid(child, 0)
-    lock.release()
-    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else EXIT_FAILED
+    """Forward stop signals to the supervisor until it exits, in this process (when the
+    exec of the small front failed)."""
+    assert lock.fd is not None
+    return forward_until_exit(child, lock.fd, STOP_SIGNALS, old_mask)
 
 
 def _supervise(
