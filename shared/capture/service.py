@@ -58,7 +58,6 @@ def worker_body(
             snapshot_session=snapshot_session,
             evidence=s.evidence_enabled,
             wacz=s.wacz_enabled,
-            hook_hosts=not media,
         )
         async with ObjectStore(s) as store:
             if media:

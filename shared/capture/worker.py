@@ -138,7 +138,7 @@ async def run_hooks(
             binaries=cfg.binaries,
             limits=cfg.limits,
         )
-        outcome = await run_snapshot(spec, jr, python_host=cfg.hook_hosts)
+        outcome = await run_snapshot(spec, jr)
     results = {h.hook.key: h.result for h in outcome.hooks}
     return results, sorted(h.hook.key for h in outcome.to_retry)
 
@@ -238,9 +238,7 @@ async def run_worker(
             log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
         await report_binaries(cfg, js, cfg.binaries)
     # the hook hosts start now, beside the subscription, not in the first job's time
-    warming = asyncio.create_task(
-        shared_host() if cfg.hook_hosts else asyncio.sleep(0), name="hook-hosts"
-    )
+    warming = asyncio.create_task(shared_host(), name="hook-hosts")
     sub = await bus.pull_subscribe(js, cfg.consumer)
     slots = Slots(SlotPolicy(cfg.concurrency, cfg.long_job_s, cfg.max_long_jobs))
     running: set[asyncio.Task[None]] = set()

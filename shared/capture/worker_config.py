@@ -51,8 +51,3 @@ class WorkerConfig:
     """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence_builder.py)."""
     wacz: bool = True
     """WACZ_ENABLED: the WACZ beside the manifest."""
-    hook_hosts: bool = True
-    """Python hooks are forked from the pre-warmed hook hosts (shared/hooks/host.py), started
-    with the worker; False execs each in a fresh interpreter and starts no host (the media
-    worker: a download takes seconds, so an exec's ~0.4 s matters less than the ~90 MB two
-    idle hosts hold for the life of the service)."""

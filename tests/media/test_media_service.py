@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shared import bus, processes
+from shared import bus
 from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, MediaRecord, ProgressRecord
 from shared.messages import CaptureDone, CaptureEvent, CaptureJob
 from shared.s3 import ObjectStore
@@ -158,12 +158,6 @@ async def test_worker_killed_mid_download_loses_nothing(
     second = MediaWorker(env, tmp_path / "worker2.log")
     try:
         await until(lambda: any(isinstance(m, CaptureDone) for m in results), 120, "CaptureDone")
-        hosts = [
-            pid
-            for pid in processes.descendants(second.proc.pid)
-            if "shared.hooks.forkserver" in processes.cmdline(pid)
-        ]
-        assert not hosts, "the media worker starts no hook host: its hooks are exec'd"
     finally:
         second.kill(signal.SIGTERM)
     assert not scratch.exists(), "the next worker swept the dead worker's scratch folder"
