@@ -29,6 +29,8 @@ STEP_THINGS: dict[str, str] = {
 PAGE_STEPS = ("navigate", "fetch")
 """Steps whose failure means the page could not be loaded at all."""
 
+NOTHING_KEPT = "Nothing of the page was kept"
+
 FOLLOWERS = frozenset({"NOT_LOADED", "DEPENDENCY", "NO_BROWSER"})
 """Endings that only follow from another step's failure: never the reason given."""
 
@@ -80,6 +82,11 @@ def attempt_note(snapshots: Sequence[Mapping[str, Any]], post: Mapping[str, Any]
     if short is None:
         return f"{kept}."
     plugin, code = str(short["plugin"]), short.get("error_code")
+    if what_of(code) == "DECLINED":  # loaded, then not kept on purpose: not a failure to load
+        words = reader_words(code)
+        if kept == NOTHING_KEPT:
+            return f"{words[:1].upper()}{words[1:]}, so nothing of it was kept."
+        return f"{kept}; nothing more: {words}."
     verb = "loaded" if plugin in PAGE_STEPS else "kept"
     return f"{kept}; {step_thing(plugin)} could not be {verb}: {reader_words(code)}."
 
@@ -96,7 +103,7 @@ def _kept(post: Mapping[str, Any] | None, results: Sequence[Mapping[str, Any]]) 
         if r["status"] == "succeeded" and r["plugin"] in STEP_THINGS and r["plugin"] != "adjust"
     ]
     if not made:
-        return "Nothing of the page was kept"
+        return NOTHING_KEPT
     return "Kept: " + ", ".join(dict.fromkeys(t.removeprefix("the ") for t in made))
 
 

@@ -65,6 +65,21 @@ def test_the_note_says_what_was_kept_and_what_was_not() -> None:
     assert step_detail(rows[2]) == "nothing was loaded"
 
 
+def test_a_page_that_opts_out_is_not_said_to_have_failed_to_load() -> None:
+    declined = [
+        {"hook": "on_Snapshot__21_navigate.py", "plugin": "navigate", "status": "failed",
+         "error_code": "E_NAVIGATE_DECLINED"},
+        {"hook": "on_Snapshot__41_fetch.py", "plugin": "fetch", "status": "failed",
+         "error_code": "E_FETCH_DECLINED"},
+    ]  # fmt: skip
+    words = reader_words("E_NAVIGATE_DECLINED")
+    note = attempt_note([{"results": declined}], None)
+    assert note == f"{words[:1].upper()}{words[1:]}, so nothing of it was kept."
+    assert "could not be loaded" not in note
+    kept = attempt_note([{"results": declined}], {"platform": "x", "source": "syndication"})
+    assert kept == f"The post was kept from X's API; nothing more: {words}."
+
+
 @pytest.fixture
 async def pages(tmp_path: Path) -> dict[str, object]:
     h = Harness(open_db(tmp_path / "archive.sqlite3"))
