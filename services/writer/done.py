@@ -81,6 +81,16 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
     else:
         transitions.fail_permanent(conn, job["id"], job["link_id"], outcome.error, ctx.now_iso)
+    # one line a capture: the trail that tells "the writer never heard" from "it did"
+    log.info(
+        "job %d (%s, link %d): attempt %d ended %s%s",
+        job["id"],
+        job["kind"],
+        job["link_id"],
+        done.attempt,
+        "failed" if done.error else outcome.outcome,
+        f", tried again at {iso(retry_at)}" if retry_at else "",
+    )
     if job["kind"] == "media":
         ok = not (retry or done.error) and outcome.outcome in KEPT
         media.attempt_ended(
