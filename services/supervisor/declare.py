@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from shared import bus
 from shared.errors import StorageError
+from shared.logs import setup_logging
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings, fields_from_env
 
@@ -50,7 +51,7 @@ async def declare(env: Mapping[str, str]) -> None:
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s dla INFO %(name)s: %(message)s")
+    setup_logging("INFO", "dla")
     try:
         asyncio.run(declare(os.environ))
     except Exception as exc:

@@ -97,14 +97,15 @@ class Stack:
             return
         argv = [sys.executable, "-m", "services.supervisor.declare"]
         try:
-            done = subprocess.run(argv, env=self.env, capture_output=True, text=True,
-                                  timeout=DECLARE_TIMEOUT_S, check=False)  # fmt: skip
+            # its log lines ("waiting for S3") and its error go where the supervisor's go
+            done = subprocess.run(argv, env=self.env, timeout=DECLARE_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired as exc:
             raise ConfigError(
                 f"declaring the streams and the bucket took past {exc.timeout:g} s"
             ) from exc
         if done.returncode != 0:
-            raise ConfigError(done.stderr.strip()[-2000:] or f"declare exited {done.returncode}")
+            raise ConfigError(f"declaring the streams and the bucket failed (exit code "
+                              f"{done.returncode}; its error is logged above)")  # fmt: skip
 
     def start_services(self, extra_env: Mapping[str, Mapping[str, str]] | None = None) -> None:
         """Start every service as `python -m services.<name>`, each with its own metrics port."""

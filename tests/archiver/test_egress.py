@@ -185,9 +185,14 @@ async def test_a_tunnel_whose_server_never_speaks_tls_is_cut(
     assert (result.status, result.error_code) == ("succeeded", None), result.output_str
     # the mute host's failures only: at load 6-10 the page's own favicon may also pass the
     # bound (CI failed on that extra entry), which says nothing about the tunnel
-    cut, *again = [e for e in navigation(tmp_path)["failed"] if mute.host in str(e["url"])]
-    assert (cut["tunnel"], cut["kind"], cut["reason"]) == (True, "timeout", "no answer within 3 s")
-    # Chromium may try the tunnel again: the host is known silent by then, answered at once
+    failed = [e for e in navigation(tmp_path)["failed"] if mute.host in str(e["url"])]
+    cut = [e for e in failed if (e["tunnel"], e["kind"], e["reason"])
+           == (True, "timeout", "no answer within 3 s")]  # fmt: skip
+    assert cut, failed
+    # Chromium may open the tunnel more than once, at once (a preconnect and the request,
+    # whichever the loaded machine lets in first) or again after the cut, when the host is
+    # known silent and is answered at once: each entry is one of the two
+    again = [e for e in failed if e not in cut]
     assert all("left a request unanswered" in str(e["reason"]) for e in again), again
 
 
