@@ -30,7 +30,7 @@ def nats_check(nc: Client) -> HealthCheck:
 def s3_check(settings: CommonSettings) -> HealthCheck:
     """Ok when the bucket answers a HEAD request."""
     # imported here: the poller, which has no S3, imports this module for its NATS check,
-    # and the S3 client (aioboto3, botocore) cost it 13 MB PSS (docs/operations.md)
+    # and the S3 client need not be loaded there (docs/operations.md)
     from shared.s3 import ObjectStore
 
     async def check() -> dict[str, object]:

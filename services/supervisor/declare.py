@@ -3,7 +3,7 @@ bucket (waiting up to a minute for a freshly started S3).
 
 `dla up` runs this as its own short process (``python -m services.supervisor.declare``, the
 stack's settings in its environment), so the supervisor, which lives as long as the stack,
-never imports the NATS and S3 clients (aioboto3 and botocore alone are ~30 MB); a test's
+never imports the NATS and S3 clients; a test's
 `Stack` calls `declare` in its own process.
 """
 

@@ -59,7 +59,7 @@ class RestoreError(ArchiverError):
 
 
 def _object_store(settings: CommonSettings) -> ObjectStore:
-    """The bucket. shared.s3 (aioboto3: ~1 s of CPU to import) is loaded only when S3 is
+    """The bucket. shared.s3 (aiohttp and its S3 client) is loaded only when S3 is
     used: `publish` and `restore --file` (each `dla backup`, `dla restore`) never use it."""
     from shared.s3 import ObjectStore
 

@@ -58,6 +58,7 @@ def worker_body(
             snapshot_session=snapshot_session,
             evidence=s.evidence_enabled,
             wacz=s.wacz_enabled,
+            warm_hosts=not media,
         )
         async with ObjectStore(s) as store:
             if media:

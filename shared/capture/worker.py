@@ -237,8 +237,9 @@ async def run_worker(
             level = logging.INFO if b.status == "succeeded" else logging.WARNING
             log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
         await report_binaries(cfg, js, cfg.binaries)
-    # the hook hosts start now, beside the subscription, not in the first job's time
-    warming = asyncio.create_task(shared_host(), name="hook-hosts")
+    # the hook hosts start now, beside the subscription, not in the first job's time (or
+    # at the first Python hook: WorkerConfig.warm_hosts)
+    warming = asyncio.create_task(shared_host() if cfg.warm_hosts else asyncio.sleep(0))
     sub = await bus.pull_subscribe(js, cfg.consumer)
     slots = Slots(SlotPolicy(cfg.concurrency, cfg.long_job_s, cfg.max_long_jobs))
     running: set[asyncio.Task[None]] = set()

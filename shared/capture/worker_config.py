@@ -51,3 +51,8 @@ class WorkerConfig:
     """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence_builder.py)."""
     wacz: bool = True
     """WACZ_ENABLED: the WACZ beside the manifest."""
+    warm_hosts: bool = True
+    """Start the hook hosts with the subscription, so the first capture does not wait for
+    them; False: at the first job that runs a Python hook (`shared_host`). The media worker
+    waits: its jobs come only for video links and each takes seconds, and its two idle
+    hosts are ~90 MB of PSS that an archive without videos never uses."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from shared.content.canonical_text import canonical_text
 from shared.platforms.post import Post
 
 _SPACE = re.compile(r"\s+")
@@ -42,6 +41,10 @@ def text_changed(
 ) -> bool:
     """Whether two raw bodies of a page say different things: their canonical texts differ
     (blank lines and runs of spaces aside)."""
+    # imported here: the article extractors (trafilatura, readability, jusText, lxml: ~20 MB)
+    # are loaded by the services that check originals only when a body changed, not at start
+    from shared.content.canonical_text import canonical_text
+
     before = canonical_text(old, url, content_type, max_bytes=max_bytes, max_tags=max_tags)
     after = canonical_text(new, url, content_type, max_bytes=max_bytes, max_tags=max_tags)
     return _norm(before) != _norm(after)

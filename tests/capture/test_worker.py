@@ -8,11 +8,13 @@ import hashlib
 import json
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from nats.js.api import ConsumerInfo
 from nats.js.errors import NotFoundError
 from prometheus_client import REGISTRY
 
@@ -67,6 +69,14 @@ class Harness:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.nc.close()
+
+    async def consumer_reaches(self, reached: Callable[[ConsumerInfo], bool]) -> None:
+        """Until the archiver's consumer's state is `reached` (30 s at most)."""
+        for _ in range(300):
+            await asyncio.sleep(0.1)
+            with contextlib.suppress(NotFoundError):
+                if reached(await self.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)):
+                    return
 
     def config(self) -> WorkerConfig:
         return WorkerConfig(
@@ -185,6 +195,29 @@ async def test_the_host_is_released_after_the_last_hook_that_talks_to_it(
     assert ended["fetch"] < min(ended["screenshot"], ended["metadata"])
 
 
+@pytest.mark.parametrize("warm", [True, False])
+async def test_the_hook_hosts_start_with_the_worker_only_when_it_warms_them(
+    nats_url: str, s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    warm: bool,
+) -> None:  # fmt: skip
+    # the archiver warms them for its first capture; the media worker starts them at its
+    # first Python hook (its two idle hosts are ~90 MB an archive without videos never uses)
+    asked: list[bool] = []
+
+    async def shared_host() -> None:
+        asked.append(True)
+
+    monkeypatch.setattr("shared.capture.worker.shared_host", shared_host)
+    s = settings(nats_url, s3_env)
+    async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
+        cfg = replace(h.config(), warm_hosts=warm, binaries=[])
+        worker = asyncio.create_task(run_worker(cfg, h.js, store, h.stop))
+        await h.consumer_reaches(lambda info: (info.num_waiting or 0) >= 1)  # it waits for jobs
+        h.stop.set()
+        await worker
+    assert asked == ([True] if warm else [])
+
+
 async def test_invalid_job_is_terminated_and_does_not_block(
     nats_url: str, s3_env: dict[str, str], site: FixtureServer, tmp_path: Path
 ) -> None:
@@ -203,16 +236,12 @@ async def test_s3_down_naks_the_job_and_nothing_is_acked(
     nats_url: str, site: FixtureServer, tmp_path: Path
 ) -> None:
     (dead,) = free_ports(1)
-    s = settings(nats_url, {"S3_ENDPOINT": f"http://127.0.0.1:{dead}", "S3_BUCKET": "nope"})
+    dead_s3 = {"S3_ENDPOINT": f"http://127.0.0.1:{dead}", "S3_BUCKET": "nope"}
+    s = settings(nats_url, {**dead_s3, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"})
     async with Harness(nats_url, s, tmp_path) as h, ObjectStore(s) as store:
         await bus.publish(h.js, JOB_CAPTURE, job(f"{site.base}/p", job_id=3))
         worker = asyncio.create_task(run_worker(h.config(), h.js, store, h.stop))
-        for _ in range(200):
-            await asyncio.sleep(0.1)
-            with contextlib.suppress(NotFoundError):
-                info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)
-                if info.num_redelivered >= 1:
-                    break
+        await h.consumer_reaches(lambda info: (info.num_redelivered or 0) >= 1)
         h.stop.set()
         await worker
         info = await h.js.consumer_info("JOBS", ARCHIVER_JOBS.durable)

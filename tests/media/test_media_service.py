@@ -182,7 +182,4 @@ async def test_worker_killed_mid_download_loses_nothing(
     ) as store:
         keys = await store.list_keys("archives/9/snapkill/")
         assert video.s3_key in keys and not [k for k in keys if ".part" in k]
-        uploads = await store.client.list_multipart_uploads(
-            Bucket=store.bucket, Prefix="archives/9/"
-        )
-        assert not uploads.get("Uploads")
+        assert await store.incomplete_uploads("archives/9/") == []

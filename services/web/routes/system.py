@@ -36,7 +36,7 @@ async def healthz(state: State) -> Response:
     async def s3() -> str:
         if state.store is None:
             raise RuntimeError("not configured")
-        await state.store.client.head_bucket(Bucket=state.store.bucket)
+        await state.store.ping()
         return "ok"
 
     (db_ok, backlog), (s3_ok, s3_detail) = await asyncio.gather(
