@@ -1,11 +1,10 @@
-"""The readable hook as a real subprocess on the captures of a snapshot folder."""
+"""The readable hook as a real process (forked from the test process's hook host, as the
+archiver runs it) on the captures of a snapshot folder."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import lxml.html
 import pytest
 
 from shared.hooks.records import ArchiveResultRecord, HookRecord, TextRecord, parse_record
+from testkit.hook_runs import run_hook
 from testkit.httpserver import FixtureServer, Reply
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__82_readable.py"
@@ -50,14 +50,10 @@ def run(
         (tmp_path / "fetch" / "headers.json").write_text(json.dumps(meta))
     if rendered is not None:
         (tmp_path / "dom" / "dom.html").write_text(rendered)
-    proc = subprocess.run(
-        [sys.executable, str(HOOK), "--url=https://news.example/x"],
-        cwd=tmp_path / "readable",
-        capture_output=True,
-        timeout=120,
-        check=True,
-        env={**os.environ, **env},
+    proc = run_hook(
+        HOOK, ["--url=https://news.example/x"], tmp_path / "readable", {**os.environ, **env}
     )
+    assert proc.returncode == 0, proc.stderr.decode()
     return [parse_record(line) for line in proc.stdout.splitlines() if line.strip()]
 
 
