@@ -301,7 +301,8 @@ def replay_with_pywb(wacz: Path, tmp_path: Path, url: str) -> None:
     cmd = [str(bin_dir / "wayback"), "-p", str(port), "-b", "127.0.0.1"]
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: _answers(port), 60, "pywb answering")
+        with httpx.Client(timeout=2) as http:  # one client: httpx.get builds one a call
+            wait_for(lambda: _answers(http, port), 60, "pywb answering", interval=0.25)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                         args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
@@ -317,8 +318,8 @@ def replay_with_pywb(wacz: Path, tmp_path: Path, url: str) -> None:
         proc.wait(timeout=10)
 
 
-def _answers(port: int) -> bool:
+def _answers(http: httpx.Client, port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code < 500
+        return http.get(f"http://127.0.0.1:{port}/").status_code < 500
     except httpx.HTTPError:
         return False
