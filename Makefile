@@ -37,9 +37,13 @@ typecheck: $(STAMP)
 # (~17 min for 1,837 tests on 2 cores on 2026-11-29; 2 workers are slower, 4 contend more
 # with the tests that time a stop). Measured: docs/architecture.md, "Tests".
 # pytest's exit code 5 (no test collected) fails the target as any other non-zero code.
+# Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (as on this machine): without
+# it every worker compiles and assertion-rewrites all the test modules again (36 against 13
+# CPU-s to collect the suite), and every service, hook host and `dla` run compiles the
+# project's modules at start (a file's CPU 15-30 % more). docs/architecture.md, "Tests".
 TEST_WORKERS ?= 3
 test: bootstrap lint typecheck
-	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not compose"
+	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not compose"
 
 # The compose stack for real: podman and debootstrap from Debian's packages, the images built
 # here (deploy/containers/build-local.sh: no registry needed), then docker-compose.yml started,

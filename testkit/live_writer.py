@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import nats.js.errors
+from nats.js import JetStreamContext
 
 from services.supervisor.children import Child
 from services.writer.puller import WRITER_CONSUMERS
@@ -120,8 +121,15 @@ class LiveWriter:
 
 
 async def writer_idle(nats_url: str) -> bool:
-    """True when the writer's consumers have nothing pending or unacknowledged."""
-    return all([await consumer_idle(nats_url, c.stream.name, c.durable) for c in WRITER_CONSUMERS])
+    """True when the writer's consumers have nothing pending or unacknowledged (asked over
+    one connection: a connection each made a poll ~11 ms of CPU, waits poll 20 times a
+    second)."""
+    nc = await bus.connect(nats_url, "test-probe")
+    try:
+        js = nc.jetstream()
+        return all([await consumer_idle(js, c.stream.name, c.durable) for c in WRITER_CONSUMERS])
+    finally:
+        await nc.close()
 
 
 async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 100) -> None:
@@ -144,16 +152,12 @@ async def publish_all(nats_url: str, messages: Iterable[Message], chunk: int = 1
         await nc.close()
 
 
-async def consumer_idle(nats_url: str, stream: str, durable: str) -> bool:
+async def consumer_idle(js: JetStreamContext, stream: str, durable: str) -> bool:
     """True when a consumer has nothing pending and nothing unacknowledged; False while it
     does not exist yet (a service makes its consumers once it is up: a writer after
     migrating its database, which takes seconds on a loaded machine)."""
-    nc = await bus.connect(nats_url, "test-probe")
     try:
-        try:
-            info = await nc.jetstream().consumer_info(stream, durable)
-        except nats.js.errors.NotFoundError:
-            return False
-        return info.num_pending == 0 and info.num_ack_pending == 0
-    finally:
-        await nc.close()
+        info = await js.consumer_info(stream, durable)
+    except nats.js.errors.NotFoundError:
+        return False
+    return info.num_pending == 0 and info.num_ack_pending == 0

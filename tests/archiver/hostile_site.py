@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import zlib
@@ -16,8 +17,10 @@ NODES = 1_000_000
 HELD_S = 120.0
 
 
+@functools.cache
 def _gzip_bomb(size: int) -> bytes:
-    """A gzip body that inflates to `size` bytes of HTML-ish filler."""
+    """A gzip body that inflates to `size` bytes of HTML-ish filler (made when first asked
+    for, once a process: ~1.3 s of CPU, and most sites never serve it)."""
     comp = zlib.compressobj(9, zlib.DEFLATED, 31)
     chunk = b"<p>" + b"a" * (MB - 3)
     out = [comp.compress(chunk) for _ in range(size // MB)]
@@ -36,8 +39,9 @@ PAGES: dict[str, bytes] = {
         b"</script></body></html>"
     ),
     "/tabs": (
-        b"<html><body><h1>tabs</h1><script>for (let i = 0; i < 50; i++) window.open('/ok?' + i);"
-        b"</script></body></html>"
+        b"<html><body><h1>tabs</h1><script>"
+        b"const n = +(new URLSearchParams(location.search).get('n') || 50);"
+        b"for (let i = 0; i < n; i++) window.open('/ok?' + i);</script></body></html>"
     ),
     "/download-link": (
         b"<html><body><h1>download</h1><a id=d href='/file.bin' download>get</a>"
@@ -64,7 +68,6 @@ class HostileSite:
         self.other = other
         self.release = threading.Event()
         """Lets /held answer (it waits for it, at most HELD_S)."""
-        self.bomb = _gzip_bomb(200 * MB)
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -139,7 +142,7 @@ class HostileSite:
             self._head(h, 200, {"Content-Type": "text/html", "Content-Length": str(len(body))})
             h.wfile.write(body)
         elif path == "/bomb":
-            body = self.bomb
+            body = _gzip_bomb(200 * MB)
             self._head(h, 200, {"Content-Type": "text/html", "Content-Encoding": "gzip",
                                 "Content-Length": str(len(body))})  # fmt: skip
             h.wfile.write(body)

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from testkit.chaos import count, record
@@ -25,7 +26,7 @@ def backing_up(writer: LiveWriter) -> bool:
 
 @pytest.mark.timeout(300)
 def test_writer_killed_during_a_backup(
-    tmp_path: Path, nats_url: str, s3_env: dict[str, str]
+    tmp_path: Path, nats_url: str, s3_env: dict[str, str], http: httpx.Client
 ) -> None:
     n = count("CHAOS_BACKUP_POSTS", 3000)
     env = {**s3_env, "S3_BUCKET": "chaos-backups", "BACKUP_INTERVAL_SECONDS": "1"}
@@ -46,8 +47,10 @@ def test_writer_killed_during_a_backup(
         writer.kill9()
         assert backing_up(writer), "the half-made backup is left behind by the kill"
         writer.start()
-        writer.wait_for(lambda: not backing_up(writer) or _backups_ok(writer) > 0, 60, "sweep")
-        writer.wait_for(lambda: _backups_ok(writer) > 0, 120, "a backup after the restart")
+        writer.wait_for(
+            lambda: not backing_up(writer) or _backups_ok(http, writer) > 0, 60, "sweep"
+        )
+        writer.wait_for(lambda: _backups_ok(http, writer) > 0, 120, "a backup after the restart")
         assert writer.count("discourse_posts") == n
     finally:
         code = writer.stop()
@@ -77,11 +80,9 @@ def test_writer_killed_during_a_backup(
     )
 
 
-def _backups_ok(writer: LiveWriter) -> float:
-    import httpx
-
+def _backups_ok(http: httpx.Client, writer: LiveWriter) -> float:
     try:
-        text = httpx.get(f"{writer.metrics_url}/metrics", timeout=5).text
+        text = http.get(f"{writer.metrics_url}/metrics").text
     except (httpx.HTTPError, OSError, ValueError):
         return 0
     return sum(

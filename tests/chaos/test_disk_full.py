@@ -31,15 +31,15 @@ def posts(start: int, n: int) -> list:
     return [post(f"guid-{i}", occ(f"https://x.com/u/status/{i}")) for i in range(start, start + n)]
 
 
-def health(writer: LiveWriter) -> int:
+def health(http: httpx.Client, writer: LiveWriter) -> int:
     try:
-        return httpx.get(f"{writer.metrics_url}/healthz", timeout=5).status_code
+        return http.get(f"{writer.metrics_url}/healthz").status_code
     except httpx.HTTPError:
         return 0
 
 
 async def test_a_full_disk_stops_the_writer_without_losing_anything(
-    tmp_path: Path, nats_url: str
+    tmp_path: Path, nats_url: str, http: httpx.Client
 ) -> None:
     # More posts arrive while full than the first ones took: they cannot all fit in WAL
     # pages the database already owns (which need no new disk blocks).
@@ -56,7 +56,9 @@ async def test_a_full_disk_stops_the_writer_without_losing_anything(
 
             filler = fill(disk)
             await publish_all(nats_url, posts(before, during))
-            writer.wait_for(lambda: health(writer) == 503, 60, "/healthz says the database is down")
+            writer.wait_for(
+                lambda: health(http, writer) == 503, 60, "/healthz says the database is down"
+            )
             stalled = writer.query("SELECT count(*) FROM discourse_posts")[0][0]
             assert writer.child is not None and writer.child.alive(), "the writer kept running"
 
@@ -64,7 +66,7 @@ async def test_a_full_disk_stops_the_writer_without_losing_anything(
             filler.unlink()
             await until(lambda: writer_idle(nats_url), 120, "the rest applied once space returned")
             recovered_s = time.monotonic() - full_at
-            writer.wait_for(lambda: health(writer) == 200, 60, "/healthz ok again")
+            writer.wait_for(lambda: health(http, writer) == 200, 60, "/healthz ok again")
             assert writer.query("SELECT count(*) FROM discourse_posts") == [(before + during,)]
             assert writer.query("SELECT count(*) FROM links") == [(before + during,)]
             naks = _metric(writer, "dla_writer_messages_total", 'outcome="retried"')

@@ -3,13 +3,13 @@ poller, the writer, the web, the archiver) with two fixture Discourse forums in 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
 
 from testkit.forum import (
@@ -22,6 +22,7 @@ from testkit.forum import (
     serve_topic,
 )
 from testkit.httpserver import FixtureServer, Reply
+from testkit.live_writer import writer_idle
 from testkit.waiting import wait_for
 from tests.cli.test_owner_cli import Up, dla_up, one_line_error
 
@@ -44,16 +45,14 @@ class Stack:
         return f"127.0.0.1:{server.port}"
 
     def backlog_drained(self) -> bool:
-        """Every message the writer was sent is applied (its consumers: none pending)."""
-        status = self.up.dla("status", "--json")
-        backlog = json.loads(status.stdout)["backlog"] if status.returncode == 0 else {}
-        feed = backlog.get("FEED/writer-feed")
-        return feed is not None and feed["pending"] == 0 and feed["in_flight"] == 0
+        """Every message the writer was sent is applied (its consumers: none pending, none
+        unacknowledged), asked of the stack's NATS from this process."""
+        return asyncio.run(writer_idle(self.up.stack()["nats_url"]))
 
     def wait_drained(self) -> None:
-        """Until backlog_drained: each ask is a `dla status` run (~1 s of CPU), so once a
-        second, not back to back."""
-        wait_for(self.backlog_drained, 60, "the writer applying everything", interval=1)
+        """Until backlog_drained (asked here, not through `dla status --json`: a `dla` run
+        costs ~1 s of CPU a poll)."""
+        wait_for(self.backlog_drained, 60, "the writer applying everything", interval=0.25)
 
     def counts(self) -> tuple[int, ...]:
         tables = ("discourse_posts", "link_occurrences", "links")
@@ -159,8 +158,8 @@ def test_a_topic_of_a_forum_not_in_feeds_is_refused(stack: Stack) -> None:
     assert "is not a forum this archive watches" in one_line_error(result)
 
 
-def search(web: str, **params: str) -> dict[str, Any]:
-    found: dict[str, Any] = httpx.get(f"{web}/search.json", params=params, timeout=5).json()
+def search(up: Up, **params: str) -> dict[str, Any]:
+    found: dict[str, Any] = up.http.get(f"{up.web}/search.json", params=params).json()
     return found
 
 
@@ -168,31 +167,34 @@ def test_every_where_posted_names_its_forum_and_lists_filter_by_it(stack: Stack)
     web = stack.up.web
 
     def listed(**params: str) -> dict[str, int]:
-        links = httpx.get(f"{web}/index.json", params=params, timeout=5).json()["links"]
+        links = stack.up.http.get(f"{web}/index.json", params=params).json()["links"]
         return {link["url"].rsplit("/", 1)[-1]: link["id"] for link in links}
 
     wait_for(lambda: len(listed()) == 2, 120, "both forums' links archived", interval=0.5)
     ids = listed()
     for name, server in (("a", stack.a), ("b", stack.b)):
         forum = stack.forum(server)
-        detail = httpx.get(f"{web}/links/{ids[name]}.json", timeout=5).json()
+        detail = stack.up.http.get(f"{web}/links/{ids[name]}.json").json()
         assert [o["forum"] for o in detail["occurrences"]] == [forum]
         assert listed(forum=forum) == {name: ids[name]}
-        page = httpx.get(f"{web}/links/{ids[name]}", timeout=5).text
+        page = stack.up.http.get(f"{web}/links/{ids[name]}").text
         assert f">{forum}</a>" in page
         shown = stack.up.dla("show", str(ids[name]))
         assert shown.returncode == 0 and "where posted" in shown.stdout and forum in shown.stdout
         ls = stack.up.dla("ls", "--forum", forum, "--json")
         assert [link["id"] for link in json.loads(ls.stdout)["links"]] == [ids[name]]
         wait_for(
-            lambda: search(web, q="owl")["total"] == 2, 60, "both pages searchable", interval=0.5
+            lambda: search(stack.up, q="owl")["total"] == 2,
+            60,
+            "both pages searchable",
+            interval=0.5,
         )
-        found = search(web, q="owl", forum=forum)["results"]
+        found = search(stack.up, q="owl", forum=forum)["results"]
         assert [r["link_id"] for r in found] == [ids[name]]
-        assert [r["link_id"] for r in search(web, forum=forum)["results"]] == [ids[name]]
-        home = httpx.get(f"{web}/", params={"forum": forum}, timeout=5).text
+        assert [r["link_id"] for r in search(stack.up, forum=forum)["results"]] == [ids[name]]
+        home = stack.up.http.get(f"{web}/", params={"forum": forum}).text
         assert f"Only links posted on {forum}" in home
         other = ids["b" if name == "a" else "a"]
         assert f"/links/{ids[name]}" in home and f"/links/{other}" not in home
-    nowhere = httpx.get(f"{web}/index.json", params={"forum": "nowhere.test"}, timeout=5)
+    nowhere = stack.up.http.get(f"{web}/index.json", params={"forum": "nowhere.test"})
     assert nowhere.json()["links"] == []

@@ -40,6 +40,9 @@ class Up:
     web: str
     proc: subprocess.Popen[bytes]
     pages: FixtureServer
+    http: httpx.Client
+    """One client for the test's requests to the web (`httpx.get` builds one, and its TLS
+    context, each call: ~60 ms of CPU against ~3 ms, and the waits ask twice a second)."""
 
     def dla(self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None):
         """Run `dla` the way the owner would after `make up`: only DATA_DIR set."""
@@ -128,11 +131,12 @@ def dla_up(tmp: Path, settings: dict[str, str], pages: FixtureServer) -> Iterato
     log = (tmp / "up.log").open("wb")
     proc = subprocess.Popen([DLA, "up"], env=env, stdout=log, stderr=log, start_new_session=True)
     web = f"http://127.0.0.1:{port}"
+    http = httpx.Client(timeout=5)
     try:
         wait_for(
             lambda: (
                 (tmp / "data" / "run" / "stack.json").exists()
-                and httpx.get(f"{web}/healthz", timeout=2).status_code == 200
+                and http.get(f"{web}/healthz", timeout=2).status_code == 200
             ),
             90,
             "dla up answering",
@@ -141,8 +145,9 @@ def dla_up(tmp: Path, settings: dict[str, str], pages: FixtureServer) -> Iterato
             give_up=lambda: proc.poll() is not None,
             explain=lambda: (tmp / "up.log").read_text()[-3000:],
         )
-        yield Up(tmp / "data", web, proc, pages)
+        yield Up(tmp / "data", web, proc, pages, http)
     finally:
+        http.close()
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
 
@@ -266,7 +271,7 @@ def test_takedown_removes_a_link_from_everything(up: Up, tmp_path: Path) -> None
     result = up.dla("undo", str(link_id), "--reason", "the author changed their mind")
     assert result.returncode == 0, result.stderr
     wait_for(
-        lambda: httpx.get(f"{up.web}/links/{link_id}.json", timeout=5).status_code == 200,
+        lambda: up.http.get(f"{up.web}/links/{link_id}.json").status_code == 200,
         60,
         "the undo applied",
         interval=0.5,

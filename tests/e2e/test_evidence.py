@@ -33,7 +33,7 @@ from testkit.httpserver import FixtureServer, Reply
 from testkit.stack_env import ENGINES_GRACE_S, own_engines_env
 from testkit.tsa import LocalTSA
 from testkit.waiting import wait_for
-from tests.e2e.conftest import Forum, Running
+from tests.e2e.conftest import Forum, Running, running_on
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +85,8 @@ def stack_stamped_by(
     try:
         st.start_engines()
         st.start_services()
-        yield Running(st, f"http://127.0.0.1:{web_port}")
+        with running_on(st, f"http://127.0.0.1:{web_port}") as running:
+            yield running
     finally:
         st.stop(engines_grace_s=ENGINES_GRACE_S)
 
@@ -97,7 +98,7 @@ def stamped_stack(tmp_path: Path, forum: Forum, authority: LocalTSA) -> Iterator
 
 
 def evidence_of(running: Running, link_id: int) -> dict[str, Any]:
-    data: dict[str, Any] = httpx.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
+    data: dict[str, Any] = running.http.get(f"{running.web}/links/{link_id}.json").json()
     return data
 
 
@@ -124,7 +125,7 @@ def test_capture_evidence_with_a_failing_then_recovering_authority(
     detail = evidence_of(running, link_id)
     assert detail["status"] == "archived"
     assert detail["fingerprint"] and len(detail["fingerprint"]) == 64
-    page = httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
+    page = running.http.get(f"{running.web}/links/{link_id}").text
     assert "timestamp pending" in page and detail["fingerprint"] in page
 
     for mode, error in (("hang", "no answer within"), ("garbage", "not a timestamp reply")):
@@ -143,11 +144,13 @@ def test_capture_evidence_with_a_failing_then_recovering_authority(
     assert granted["time"] and granted["token_url"] and granted["chain_url"]
     ev = evidence_of(running, link_id)["evidence"]
     assert ev["verification"]["verdict"] == "verified", ev["verification"]
-    assert "timestamp pending" not in httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
+    assert "timestamp pending" not in running.http.get(f"{running.web}/links/{link_id}").text
 
     # the WACZ passes wacz validate; the token is a file of its own, the WACZ as it was built
     wacz = tmp_path / "capture.wacz"
-    wacz.write_bytes(httpx.get(f"{running.web}{ev['wacz_url']}", follow_redirects=True).content)
+    wacz.write_bytes(
+        running.http.get(f"{running.web}{ev['wacz_url']}", follow_redirects=True).content
+    )
     validate = subprocess.run(
         [str(Path(sys.executable).parent / "wacz"), "validate", "-f", str(wacz)],
         capture_output=True, text=True, timeout=120,
@@ -175,7 +178,7 @@ def test_capture_evidence_with_a_failing_then_recovering_authority(
     if BROWSER_WARC:
         warcs = [a for a in evidence_of(running, link_id)["artifacts"] if a["kind"] == "warc"]
         for a in warcs:
-            body = httpx.get(f"{running.web}{a['url']}", follow_redirects=True).content
+            body = running.http.get(f"{running.web}{a['url']}", follow_redirects=True).content
             assert COOKIE.encode() not in body, f"cookie value in {a['plugin']}'s WARC"
         assert COOKIE.encode() not in wacz.read_bytes()
         replay_with_pywb(wacz, tmp_path, f"{outside_web.base}/page.html")
@@ -204,7 +207,7 @@ def test_a_late_token_changes_no_stored_object(
         invalid = by[untrusted.url]
         assert invalid["status"] == "invalid" and invalid["next_try_at"] is None
         assert "does not chain to a trusted root" in invalid["last_error"]
-        page = httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
+        page = running.http.get(f"{running.web}/links/{link_id}").text
         assert "timestamp invalid" in page and "not asked again" in page
         # (at load 8 a request whose answer came after its deadline is asked again: what
         # must not happen is a request after the verdict)
@@ -254,7 +257,9 @@ def stored_objects(running: Running, link_id: int) -> dict[str, bytes]:
     """Every file of the link as stored (URL -> bytes), each with the sha256 recorded."""
     found = {}
     for a in evidence_of(running, link_id)["artifacts"]:
-        body = httpx.get(f"{running.web}{a['url']}", follow_redirects=True, timeout=30).content
+        body = running.http.get(
+            f"{running.web}{a['url']}", follow_redirects=True, timeout=30
+        ).content
         assert hashlib.sha256(body).hexdigest() == a["sha256"], a
         found[a["url"]] = body
     return found
@@ -296,7 +301,8 @@ def replay_with_pywb(wacz: Path, tmp_path: Path, url: str) -> None:
     cmd = [str(bin_dir / "wayback"), "-p", str(port), "-b", "127.0.0.1"]
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: _answers(port), 60, "pywb answering")
+        with httpx.Client(timeout=2) as http:  # one client: httpx.get builds one a call
+            wait_for(lambda: _answers(http, port), 60, "pywb answering", interval=0.25)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                         args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
@@ -312,8 +318,8 @@ def replay_with_pywb(wacz: Path, tmp_path: Path, url: str) -> None:
         proc.wait(timeout=10)
 
 
-def _answers(port: int) -> bool:
+def _answers(http: httpx.Client, port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code < 500
+        return http.get(f"http://127.0.0.1:{port}/").status_code < 500
     except httpx.HTTPError:
         return False

@@ -5,7 +5,6 @@ source status, its badge and /gone.xml say so."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
@@ -39,11 +38,13 @@ def extra_env() -> dict[str, str]:
 
 
 def source(running: Running, link_id: int) -> dict:  # type: ignore[type-arg]
-    return dict(httpx.get(f"{running.web}/links/{link_id}.json", timeout=5).json()["source_status"])
+    return dict(
+        running.http.get(f"{running.web}/links/{link_id}.json", timeout=5).json()["source_status"]
+    )
 
 
 def ask(running: Running, link_id: int) -> None:
-    resp = httpx.post(f"{running.web}/admin/check", json={"link": str(link_id)},
+    resp = running.http.post(f"{running.web}/admin/check", json={"link": str(link_id)},
                       headers={"Authorization": f"Bearer {TOKEN}"}, timeout=5)  # fmt: skip
     assert resp.status_code == 202, resp.text
 
@@ -83,13 +84,15 @@ def test_an_original_checked_edited_and_gone(
     status = source(running, link_id)
     assert status["edited"] and status["observations"][0]["changed"] is True
     diff = running.wait_for(
-        lambda: httpx.get(f"{running.web}/links/{link_id}/compare.json", timeout=10).json()["diff"],
+        lambda: running.http.get(f"{running.web}/links/{link_id}/compare.json", timeout=10).json()[
+            "diff"
+        ],
         30,
         "the two captures' texts compared",
     )
     changes = [(p["op"], p["text"].strip()) for p in diff["pieces"] if p["op"] != "equal"]
     assert changes == [("delete", "May."), ("insert", "June.")]
-    assert "Edited after it was posted" in httpx.get(f"{running.web}/links/{link_id}").text
+    assert "Edited after it was posted" in running.http.get(f"{running.web}/links/{link_id}").text
 
     # The page is deleted: 410, gone at once (LIVENESS_CONFIRM_SECONDS=0), with its evidence.
     served["page"] = Reply(b"gone", 410, {"Content-Type": "text/plain"})
@@ -98,8 +101,10 @@ def test_an_original_checked_edited_and_gone(
         lambda: (s := source(running, link_id))["state"] == "gone" and s, 60, "the link gone"
     )
     assert (gone["reason"], gone["observations"][0]["status"]) == ("HTTP 410", 410)
-    feed = httpx.get(f"{running.web}/gone.xml", timeout=5).text
+    feed = running.http.get(f"{running.web}/gone.xml", timeout=5).text
     assert f"/links/{link_id}#source" in feed
-    assert "deleted at source on" in httpx.get(f"{running.web}/links/{link_id}").text
-    metrics = httpx.get(f"http://127.0.0.1:{running.metrics_port('writer')}/metrics", timeout=5)
+    assert "deleted at source on" in running.http.get(f"{running.web}/links/{link_id}").text
+    metrics = running.http.get(
+        f"http://127.0.0.1:{running.metrics_port('writer')}/metrics", timeout=5
+    )
     assert 'dla_writer_liveness_checks_total{answer="gone"} 1.0' in metrics.text

@@ -10,7 +10,6 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
-import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
@@ -84,11 +83,11 @@ def test_the_same_video_under_two_urls_is_downloaded_once(
     ids = [i for (i,) in running.query(
         "SELECT id FROM links WHERE canonical_url LIKE '%/v/clip.mp4%' ORDER BY id")]  # fmt: skip
     for link_id in ids:
-        body = httpx.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
+        body = running.http.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
         (video,) = body["videos"]
         assert video["status"] == "downloaded" and body["video"] is True
         player = next(f for f in video["files"] if f["kind"] == "video")
-        page = httpx.get(f"{running.web}/links/{link_id}", timeout=5).text
+        page = running.http.get(f"{running.web}/links/{link_id}", timeout=5).text
         assert f'<video controls preload="metadata" src="{player["url"]}"' in page
     listed = {link["id"]: link for link in running.index()}
     assert all(listed[i]["video"] for i in ids)

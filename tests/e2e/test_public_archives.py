@@ -15,7 +15,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
@@ -63,7 +62,7 @@ def extra_env(spn2: PublicArchive, archive_today: PublicArchive) -> dict[str, st
 
 
 def link_json(running: Running, link_id: int) -> dict[str, Any]:
-    data: dict[str, Any] = httpx.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
+    data: dict[str, Any] = running.http.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
     return data
 
 
@@ -102,7 +101,7 @@ def test_links_are_submitted_and_their_public_snapshots_shown(
         assert at["status"] == "archived", at
         assert at["url"].startswith(f"{archive_today.base}/F")
         assert at["captured_at"].startswith("2026-11-29T08:30:15")
-        page = httpx.get(f"{running.web}/links/{ids[n]}", timeout=5).text
+        page = running.http.get(f"{running.web}/links/{ids[n]}", timeout=5).text
         assert f'href="{wb["url"]}"' in page and f'href="{at["url"]}"' in page
         assert "Snapshot in the Wayback Machine" in page
         assert "Snapshot in archive.today" in page
@@ -119,7 +118,7 @@ def test_links_are_submitted_and_their_public_snapshots_shown(
     )  # fmt: skip
     refused = link_json(running, ids["refused"])
     assert refused["status"] == "archived", "a refusal never touches our own capture"
-    page = httpx.get(f"{running.web}/links/{ids['refused']}", timeout=5).text
+    page = running.http.get(f"{running.web}/links/{ids['refused']}", timeout=5).text
     assert "This URL is in the Save Page Now service block list." in page
     assert "not in the Wayback Machine" in page and "not in archive.today" in page
 

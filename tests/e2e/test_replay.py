@@ -79,7 +79,7 @@ def serve_page(web: FixtureServer) -> None:
 
 
 def link_with_wacz(running: Running, link_id: int) -> dict[str, Any] | None:
-    link: dict[str, Any] = httpx.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
+    link: dict[str, Any] = running.http.get(f"{running.web}/links/{link_id}.json", timeout=5).json()
     return link if link.get("replay_url") else None
 
 

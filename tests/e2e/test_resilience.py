@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from testkit.httpserver import FixtureServer, Reply
@@ -47,7 +46,7 @@ def pids(running: Running) -> dict[str, int]:
 
 
 def nak_count(running: Running) -> float:
-    text = httpx.get(f"http://127.0.0.1:{running.metrics_port('archiver')}/metrics").text
+    text = running.http.get(f"http://127.0.0.1:{running.metrics_port('archiver')}/metrics").text
     return sum(
         float(line.rsplit(" ", 1)[1])
         for line in text.splitlines()

@@ -67,22 +67,25 @@ def test_a_posted_link_is_archived_end_to_end(
     assert running.query("SELECT count(*) FROM links WHERE domain = '127.0.0.1'") == [(0,)]
 
     # The web page lists the link, and the artifact link redirects to S3 (another origin).
-    page = httpx.get(running.web, timeout=5)
+    page = running.http.get(running.web, timeout=5)
     assert page.status_code == 200 and link["url"] in page.text
-    redirect = httpx.get(f"{running.web}{raw['url']}", timeout=5)
+    redirect = running.http.get(f"{running.web}{raw['url']}", timeout=5)
     assert redirect.status_code == 302
     assert redirect.headers["location"].startswith(running.stack.env["S3_ENDPOINT"])
 
     # Submission to the public archives is off by default: nothing planned, nothing shown.
     # (The e2e of submissions turned on is tests/e2e/test_public_archives.py.)
-    data = httpx.get(f"{running.web}/links/{link['id']}.json", timeout=5).json()
+    data = running.http.get(f"{running.web}/links/{link['id']}.json", timeout=5).json()
     assert data["external_archives"] == []
     assert running.query("SELECT count(*) FROM external_archives") == [(0,)]
-    assert "Public archives" not in httpx.get(f"{running.web}/links/{link['id']}", timeout=5).text
+    assert (
+        "Public archives"
+        not in running.http.get(f"{running.web}/links/{link['id']}", timeout=5).text
+    )
 
     # Every service answers /healthz and /metrics.
-    assert httpx.get(f"{running.web}/healthz", timeout=5).status_code == 200
-    assert httpx.get(f"{running.web}/metrics", timeout=5).status_code == 200
+    assert running.http.get(f"{running.web}/healthz", timeout=5).status_code == 200
+    assert running.http.get(f"{running.web}/metrics", timeout=5).status_code == 200
     for name in ("poller", "writer", "archiver", "media"):
         base = f"http://127.0.0.1:{running.metrics_port(name)}"
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200, name

@@ -1,11 +1,10 @@
-"""Runs the fetch hook as a real subprocess, as the runner would (cwd = its output folder)."""
+"""Runs the fetch hook as a real process forked from the test process's hook host, as the
+runner would (cwd = its output folder)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from shared.hooks.records import ArchiveResultRecord, FileRecord, HookRecord, parse_record
+from testkit.hook_runs import run_hook
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__41_fetch.py"
 
@@ -56,10 +56,7 @@ def run_fetch(tmp_path: Path) -> RunFetch:
             "FETCH_HEADER_TIMEOUT": "3",
             **env,
         }
-        proc = subprocess.run(
-            [sys.executable, str(HOOK), f"--url={url}", "--snapshot-id=s1"],
-            cwd=tmp_path, env=full, capture_output=True, timeout=300,
-        )  # fmt: skip
+        proc = run_hook(HOOK, [f"--url={url}", "--snapshot-id=s1"], tmp_path, full, timeout=300)
         lines = proc.stdout.decode().splitlines()
         return Run(proc.returncode, [parse_record(x) for x in lines if x.strip()], tmp_path)
 

@@ -1,4 +1,5 @@
-"""The media hook as a real subprocess (real yt-dlp and ffmpeg) against local fixtures."""
+"""The media hook as a real process (forked from the test process's hook host, as the
+archiver runs it; real yt-dlp and ffmpeg) against local fixtures."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from shared.hooks.records import (
     ProgressRecord,
     parse_record,
 )
+from testkit.hook_runs import run_hook
 from testkit.mediaserver import MediaServer, Served, make_clip, make_hls
 
 pytestmark = pytest.mark.integration
@@ -87,10 +89,7 @@ def run(url: str, cwd: Path, timeout: float = 90, **env: str) -> tuple[int, list
         "MEDIA_PROGRESS_INTERVAL": "0.01",
         **env,
     }
-    proc = subprocess.run(
-        [sys.executable, str(HOOK), f"--url={url}", "--snapshot-id=s1"],
-        cwd=cwd, env=full, capture_output=True, timeout=timeout,
-    )  # fmt: skip
+    proc = run_hook(HOOK, [f"--url={url}", "--snapshot-id=s1"], cwd, full, timeout)
     records = [parse_record(line) for line in proc.stdout.decode().splitlines() if line.strip()]
     return proc.returncode, records
 

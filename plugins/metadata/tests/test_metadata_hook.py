@@ -1,13 +1,14 @@
-"""The metadata hook as a real subprocess on the captures of a snapshot folder."""
+"""The metadata hook as a real process (forked from the test process's hook host, as the
+archiver runs it) on the captures of a snapshot folder."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 from shared.hooks.records import ArchiveResultRecord, HookRecord, MetadataRecord, parse_record
+from testkit.hook_runs import run_hook
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__81_metadata.py"
 
@@ -38,13 +39,8 @@ def run(
         (tmp_path / "dom" / "dom.html").write_bytes(rendered)
         nav = {"status": 200, "final_url": "https://news.example/a"}
         (tmp_path / "navigate" / "navigate.json").write_text(json.dumps(nav))
-    proc = subprocess.run(
-        [sys.executable, str(HOOK), "--url=https://news.example/a"],
-        cwd=tmp_path / "metadata",
-        capture_output=True,
-        timeout=60,
-        check=True,
-    )
+    proc = run_hook(HOOK, ["--url=https://news.example/a"], tmp_path / "metadata", os.environ, 60)
+    assert proc.returncode == 0, proc.stderr.decode()
     return [parse_record(line) for line in proc.stdout.splitlines() if line.strip()]
 
 

@@ -1,13 +1,12 @@
 """The reddit plugin's hook (Reddit's chain: its pages, then the thread JSON) as a real
-subprocess against a fixture server on 127.0.0.1 standing in for old.reddit.com,
-www.reddit.com and the JSON endpoint (their bases are settings)."""
+process (forked from the test process's hook host, as the archiver runs it) against a
+fixture server on 127.0.0.1 standing in for old.reddit.com, www.reddit.com and the JSON
+endpoint (their bases are settings)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
+from testkit.hook_runs import run_hook
 from testkit.httpserver import FixtureServer, Reply
 
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__15_reddit.py"
@@ -71,8 +71,7 @@ def run(cwd: Path, link: str = LINK, **bases: str) -> tuple[int, list[HookRecord
         "REDDIT_REQUEST_TIMEOUT": "10",
         "ALLOW_PRIVATE_TARGETS": bases.get("allow_private", "true"),
     }
-    proc = subprocess.run([sys.executable, str(HOOK), f"--url={link}"], cwd=cwd, env=env,
-                          capture_output=True, timeout=60)  # fmt: skip
+    proc = run_hook(HOOK, [f"--url={link}"], cwd, env, timeout=60)
     records = [parse_record(line) for line in proc.stdout.decode().splitlines() if line.strip()]
     return proc.returncode, records
 

@@ -48,19 +48,22 @@ def health(client: StackClient) -> dict[str, str]:
             continue
         urls[name] = f"http://{client.settings.metrics_host}:{port}/healthz"
 
-    def ask(url: str | None) -> str:
+    def ask(http: httpx.Client, url: str | None) -> str:
         if url is None:
             return "unknown"
         try:
-            resp = httpx.get(url, timeout=timeout)
+            resp = http.get(url)
         except httpx.TimeoutException:
             return f"not answering (no answer in {timeout:g} s)"
         except httpx.HTTPError:
             return "down"
         return "up" if resp.status_code == 200 else f"unhealthy ({resp.status_code})"
 
-    with ThreadPoolExecutor(max_workers=len(urls)) as pool:
-        return dict(zip(urls, pool.map(ask, urls.values()), strict=True))
+    # one client for all (httpx.get builds a client and its TLS context each call: ~60 ms
+    # of CPU, against ~3 ms a request on a shared one)
+    with httpx.Client(timeout=timeout) as http, ThreadPoolExecutor(len(urls)) as pool:
+        answers = pool.map(lambda url: ask(http, url), urls.values())
+        return dict(zip(urls, answers, strict=True))
 
 
 async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
