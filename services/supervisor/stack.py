@@ -117,8 +117,12 @@ class Stack:
             # glibc gives each thread that allocates its own arena, up to 8 a core; a
             # service's worker threads (asyncio.to_thread, S3 upload parts) each keep theirs,
             # with the freed buffers in it, for the process's life. Two bound that
-            # (docs/operations.md, "Things to know").
+            # (docs/operations.md, "Things to know"). A buffer of 4 MiB or more (a body, a
+            # page's DOM, an upload part) is mapped apart and given back when freed: glibc
+            # otherwise raises that bound to the largest buffer freed (up to 32 MiB), after
+            # which such buffers stay in the heap, ~60 MB of the archiver's after hostile pages.
             env.setdefault("MALLOC_ARENA_MAX", "2")
+            env.setdefault("MALLOC_MMAP_THRESHOLD_", str(4 << 20))
             if name != "web":
                 env["METRICS_PORT"] = str(port)
                 self.metrics_targets[name] = [f"127.0.0.1:{port}"]
