@@ -158,7 +158,8 @@ class ObjectStore:
         hex), computed when not given."""
         if sha is None:
             sha = _EMPTY_SHA256 if data is None else hashlib.sha256(data).hexdigest()
-        for attempt in (1, 2):
+        attempt = 1
+        while True:
             try:
                 async with self.client.request(
                     method, key, headers=headers or {}, params=params, data=data,
@@ -176,7 +177,7 @@ class ObjectStore:
             except (aiohttp.ClientError, OSError) as exc:
                 raise StorageError(f"{what}: {exc}") from exc
             await asyncio.sleep(RETRY_PAUSE_S)
-        raise AssertionError("unreachable")
+            attempt += 1
 
     async def ping(self) -> None:
         """Raise StorageError unless the bucket answers a HEAD request."""
@@ -260,8 +261,8 @@ class ObjectStore:
                     data = await asyncio.to_thread(fh.read, PART_SIZE)
             done = create_complete_upload_request(sorted(parts.items()))
             await self._send(
-                what, "POST", key, ok=_completed, data=done, params={"uploadId": upload_id},
-                headers={"Content-Type": "application/xml"},
+                what, "POST", key, ok=_no_error_inside(what), data=done,
+                params={"uploadId": upload_id}, headers={"Content-Type": "application/xml"},
             )  # fmt: skip
         except BaseException as exc:
             with contextlib.suppress(Exception):
@@ -319,7 +320,7 @@ class ObjectStore:
             with path.open("wb") as out:
                 async for chunk in chunks:
                     await asyncio.to_thread(out.write, chunk)
-        except (*_FAILURES,) as exc:
+        except _FAILURES as exc:
             raise StorageError(f"download of {key} failed: {exc}") from exc
         finally:
             await chunks.aclose()
@@ -353,7 +354,11 @@ class ObjectStore:
         """Copy an object within the bucket."""
         source = quote(f"/{self.bucket}/{src}")
         await self._send(
-            f"copy of {src}", "PUT", dest, ok=_copied, headers={"x-amz-copy-source": source}
+            f"copy of {src}",
+            "PUT",
+            dest,
+            ok=_no_error_inside(f"copy of {src}"),
+            headers={"x-amz-copy-source": source},
         )
 
     async def presigned_get(
@@ -429,19 +434,17 @@ async def _upload_id(resp: aiohttp.ClientResponse) -> str:
     return parse_create_multipart_upload_id(await resp.read())
 
 
-def _error_in(body: bytes, what: str, status: int) -> None:
-    """S3 may answer a copy or a completed upload 200 with an <Error> inside."""
-    if b"<Error>" in body[:512]:
-        root = ElementTree.fromstring(body)
-        raise S3Answer(what, status, root.findtext("Code") or "", root.findtext("Message") or "")
+def _no_error_inside(what: str) -> Callable[[aiohttp.ClientResponse], Awaitable[None]]:
+    """S3 may answer a copy or a completed upload 200 with an <Error> inside: raise it."""
 
+    async def check(resp: aiohttp.ClientResponse) -> None:
+        body = await resp.read()
+        if b"<Error>" in body[:512]:
+            root = ElementTree.fromstring(body)
+            code, message = root.findtext("Code") or "", root.findtext("Message") or ""
+            raise S3Answer(what, resp.status, code, message)
 
-async def _completed(resp: aiohttp.ClientResponse) -> None:
-    _error_in(await resp.read(), "completing an upload", resp.status)
-
-
-async def _copied(resp: aiohttp.ClientResponse) -> None:
-    _error_in(await resp.read(), "copy", resp.status)
+    return check
 
 
 async def _uploads(resp: aiohttp.ClientResponse) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ from testkit.httpserver import FixtureServer, Reply
 from testkit.rawserver import RawServer, drip, silent
 
 pytestmark = pytest.mark.integration
-NAV = {"NAVIGATE_TIMEOUT": "20", "NAVIGATE_SETTLE_MS": "500"}
+NAV = {"NAVIGATE_TIMEOUT": "30", "NAVIGATE_SETTLE_MS": "500"}
 """The navigation's own time: a page whose dead subresources were not bounded (the silent
 host holds each of its requests for the proxy's 60 s idle timeout) would end
 E_NAVIGATE_TIMEOUT."""
