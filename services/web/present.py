@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
-from shared.hooks.error_codes import reader_words, reason_of, wall_words, walled
+from shared.hooks.error_codes import opted_out, reader_words, reason_of, wall_words, walled
 from shared.links.urlparts import supported_scheme
 from shared.liveness.check_evidence import badge
 
@@ -149,12 +149,15 @@ def display_status(status: str | None, error_code: str | None) -> tuple[str, str
     """(label, css class): the link's status, and why its last attempt fell short, if it did.
     An archive whose re-capture failed stays an archive ('archived · last try HTTP 503'); a
     link whose capture met only a wall was never archived ('not archived: the site asked for
-    a login')."""
+    a login'); a page that asked not to be archived was not, and is no failure ('not archived:
+    the page asks not to be archived', neutral)."""
     status = status or "pending"
     if not error_code:
         return status, status
     if status == "archived":
         return f"archived · last try {short_code(error_code)}", "archived"
+    if status == "failed" and opted_out(error_code):
+        return f"not archived: {reader_words(error_code)}", "declined"
     wall = wall_words(error_code)
     if status == "failed" and wall is not None:
         return f"not archived: {wall}", "failed"
@@ -183,11 +186,16 @@ def snapshot_wall(snapshot: Mapping[str, Any] | None) -> str | None:
 
 def short_code(code: str) -> str:
     """'E_FETCH_HTTP_404' -> 'HTTP 404'; a wall is its reason ('login_wall', 'logged_out');
-    other codes lose their E_ prefix."""
+    another code of the table its reason in words ('E_NAVIGATE_REFUSED' -> 'refused',
+    'E_FETCH_FAILED' -> 'network error': which step met it is the capture history's detail);
+    an unknown code loses its E_ prefix."""
     if walled(code):
         return str(reason_of(code))
     if "_HTTP_" in code:
         return "HTTP " + code.rsplit("_HTTP_", 1)[1]
+    reason = reason_of(code)
+    if reason is not None:
+        return reason.replace("_", " ")
     return code.removeprefix("E_").replace("_", " ").lower()
 
 

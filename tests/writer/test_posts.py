@@ -169,7 +169,9 @@ def test_a_page_that_opts_out_keeps_nothing_of_its_capture(h: Harness) -> None:
     row = h.rows("SELECT * FROM links")[0]
     assert (row["status"], row["last_error_code"], row["retry_at"]) == (
         "failed", "E_NAVIGATE_DECLINED", None)  # fmt: skip
-    assert display_status(row["status"], row["last_error_code"])[0] == "failed · navigate declined"
+    assert display_status(row["status"], row["last_error_code"])[0] == (
+        "not archived: the page asks not to be archived"
+    )
     assert h.rows("SELECT * FROM link_posts") == []
     assert h.one("SELECT post_text FROM link_text_fts WHERE rowid = ?", row["id"]) == ""
     assert h.rows("SELECT * FROM archive_artifacts WHERE snapshot_id = ?", job["snapshot_id"]) == []
