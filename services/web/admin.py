@@ -24,6 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from services.web import admin_actions as actions
 from services.web import admin_reads
 from services.web.console import session
+from services.web.present import display_status
 from services.web.routes.actions import publish
 from services.web.state import WebState
 from shared import admin_tokens
@@ -284,8 +285,10 @@ def _export_lines(conn: sqlite3.Connection, fmt: str) -> list[str]:
 
 @router.get("/requests/{request_id}.json", summary="What became of a request")
 async def request_outcome(request: Request, request_id: str, _: Admin) -> dict[str, Any]:
-    """The writer's decision on a submission / re-archive, its job, the link's status, and
-    ``outcome``: ``pending`` (undecided, queued or running), ``captured`` or ``failed``."""
+    """The writer's decision on a submission / re-archive (``reason``: why it decided so), its
+    job, the link's status, its label as the UI shows it (``status_label``: 'failed · HTTP
+    404') and ``outcome``: ``pending`` (undecided, queued or running), ``captured`` or
+    ``failed``."""
     if not re.fullmatch(r"[0-9a-f]{32}", request_id):
         raise HTTPException(400, "a request id is 32 hex characters")
     found = await actions.read(_state(request), _request_outcome, request_id)
@@ -298,7 +301,7 @@ def _request_outcome(conn: sqlite3.Connection, request_id: str) -> dict[str, Any
     row = conn.execute(
         "SELECT s.request_id, s.kind, s.url, s.link_id, s.job_id, s.decision, s.reason,"
         " j.status AS job_status, j.attempts, j.last_error, l.status AS link_status,"
-        " l.canonical_url FROM submissions s"
+        " l.last_error_code AS error_code, l.canonical_url FROM submissions s"
         " LEFT JOIN archive_jobs j ON j.id = s.job_id"
         " LEFT JOIN links l ON l.id = s.link_id WHERE s.request_id = ?",
         (request_id,),
@@ -307,6 +310,9 @@ def _request_outcome(conn: sqlite3.Connection, request_id: str) -> dict[str, Any
         return None
     found = dict(row)
     found["outcome"] = outcome(found)
+    found["status_label"] = (
+        display_status(found["link_status"], found["error_code"])[0] if found["link_id"] else None
+    )
     return found
 
 

@@ -163,6 +163,15 @@ def test_add_20_urls_reports_20_outcomes(up: Up, other_pages: FixtureServer) -> 
     assert result.returncode == 0
 
 
+def test_add_of_a_dead_page_says_why_it_failed(up: Up) -> None:
+    up.pages.routes["/page/dead"] = Reply(b"gone", 404, {"Content-Type": "text/plain"})
+    result = up.dla("add", f"{up.pages.base}/page/dead", "--json", "--timeout", "120")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (added,) = json.loads(result.stdout)
+    # what the link shows, not the writer's decision to queue it ("submit requested")
+    assert (added["outcome"], added["detail"]) == ("failed", "failed · HTTP 404"), added
+
+
 def test_status_shows_the_running_stack(up: Up) -> None:
     result = up.dla("status", "--json")
     assert result.returncode == 0, result.stderr

@@ -91,9 +91,12 @@ def poll(client: StackClient, item: Submitted) -> None:
     item.outcome = str(r.get("outcome") or "pending")
     item.link_id = r.get("link_id")
     if item.outcome == "failed":
-        item.detail = str(r.get("reason") or r.get("last_error") or r.get("link_status") or "")
-        if r.get("decision") == "rejected":
-            item.detail = f"rejected: {item.detail}"
+        if r.get("decision") == "rejected":  # the writer said no: why
+            item.detail = f"rejected: {r.get('reason') or ''}"
+        elif r.get("decision") == "skipped_policy":  # an exclusion or takedown: which
+            item.detail = str(r.get("reason") or "skipped by policy")
+        else:  # its capture failed: what the link shows ('failed · HTTP 404')
+            item.detail = str(r.get("status_label") or r.get("last_error") or "failed")
     elif item.outcome == "captured":
         item.detail = str(r.get("link_status") or "archived")
 
