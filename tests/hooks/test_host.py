@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from shared import processes
 from shared.hooks import host as host_module
 from shared.hooks.host import HookHost, HostError, close_shared_host, shared_host
 from shared.hooks.snapshot_runner import SnapshotRun, SnapshotSpec
@@ -159,3 +162,72 @@ async def test_a_hook_that_exits_before_its_spawn_returns_keeps_its_exit_status(
         assert await proc.exited == 0
     finally:
         host.close()
+
+
+async def spare_of(host: HookHost, not_: tuple[int, ...] = (), timeout: float = 20.0) -> int:
+    """The host's one child while no hook runs (its spare), once it is not one of `not_`."""
+    assert host._proc is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        kids = processes.children(host._proc.pid)
+        if len(kids) == 1 and kids[0] not in not_:
+            return kids[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no spare besides {not_}: {processes.children(host._proc.pid)}")
+
+
+async def settled_fds(pid: int, timeout: float = 10.0) -> list[int]:
+    """A new spare's open fds once it has closed the host's (it does so first thing, but a
+    look right after the fork still finds them)."""
+    deadline = time.monotonic() + timeout
+    fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
+    while len(fds) > 4 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
+    return fds
+
+
+async def run_pid_hook(host: HookHost, tmp_path: Path) -> tuple[int, int, str]:
+    """Spawn a hook printing its pid: (the pid spawn gave, the exit status, what it printed)."""
+    hook = tmp_path / "pid.py"
+    hook.write_text("import os\nprint(os.getpid())\n")
+    r, w = os.pipe()
+    try:
+        proc = await host.spawn([str(hook)], tmp_path, {}, w, w)
+        os.close(w)
+        w = -1
+        status = await proc.exited
+        return proc.pid, status, os.read(r, 100).decode().strip()
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+async def test_the_next_hook_is_forked_ahead_and_holds_nothing_of_the_hosts(
+    tmp_path: Path,
+) -> None:
+    """The host forks the next hook's process while idle (the fork's cost is not in a hook's
+    start); that spare holds none of the host's fds, becomes the hook a request asks for, is
+    replaced when it dies unused, and ends with the host."""
+    host = HookHost(preload=())
+    await host.start()
+    try:
+        spare = await spare_of(host)
+        fds = await settled_fds(spare)
+        assert len(fds) == 4 and fds[:3] == [0, 1, 2], fds  # its stdio and its own socket
+        pid, status, printed = await run_pid_hook(host, tmp_path)
+        assert (pid, status, printed) == (spare, 0, str(spare))  # the spare became the hook
+
+        second = await spare_of(host, not_=(spare,))
+        os.kill(second, signal.SIGKILL)  # dies unused: replaced, and its exit is no hook's
+        third = await spare_of(host, not_=(spare, second))
+        pid, status, printed = await run_pid_hook(host, tmp_path)
+        assert (pid, status, printed) == (third, 0, str(third))
+        last = await spare_of(host, not_=(spare, second, third))
+    finally:
+        host.close()
+    deadline = time.monotonic() + 10
+    while pid_alive(last) and time.monotonic() < deadline:  # noqa: ASYNC110 (a pid, no event)
+        await asyncio.sleep(0.05)
+    assert not pid_alive(last), "the host's spare outlived the host"
