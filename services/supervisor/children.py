@@ -26,9 +26,26 @@ on_start: Callable[[str, int], None] | None = None
 
 PORTS_FROM = 10000
 """Ports for the stack's servers are chosen from here up to the kernel's ephemeral range."""
+PORT_RANGE_ENV = "DLA_PORT_RANGE"
+"""`LOW-HIGH`: the ports free_ports draws from instead, for the processes that inherit it.
+Processes that pick ports at once each start at a random place and go onward, but a port one
+chose is not bound until its server starts, seconds later, and another may pick it meanwhile:
+processes given disjoint ranges never do (the test suite gives each of its workers one)."""
 _next_port: int | None = None
 """Where this process looks next (a random start, then onward: like the kernel, a port
 handed out is not handed out again soon, and processes starting at once look apart)."""
+
+
+def port_range() -> tuple[int, int]:
+    """[low, high) of the ports free_ports draws from: DLA_PORT_RANGE's when it is set and
+    sane, else PORTS_FROM up to the kernel's ephemeral range."""
+    default = (PORTS_FROM, processes.ephemeral_ports().start)
+    low_s, _, high_s = os.environ.get(PORT_RANGE_ENV, "").partition("-")
+    try:
+        low, high = int(low_s), int(high_s) + 1
+    except ValueError:
+        return default
+    return (low, high) if 1024 <= low < high <= 65536 else default
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -38,7 +55,7 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     it: a writer once found its metrics port taken that way); the kernel's own choice when
     nothing is free below."""
     global _next_port
-    low, high = PORTS_FROM, processes.ephemeral_ports().start
+    low, high = port_range()
     span = max(0, high - low)
     if _next_port is None or not low <= _next_port < high:
         _next_port = low + random.randrange(span) if span else low
