@@ -98,6 +98,7 @@ async def test_idn_domains_read_in_unicode(client: httpx.AsyncClient) -> None:
 async def test_stats_and_its_twin(client: httpx.AsyncClient) -> None:
     stats = (await client.get("/stats.json")).json()
     assert stats["links"]["by_status"] == {"archived": 3, "failed": 1, "skipped": 1}
+    assert stats["links"]["declined"] == 0  # the failed one is a 404
     assert {d["domain"] for d in stats["domains"]} == {
         "old.reddit.com",
         "x.com",

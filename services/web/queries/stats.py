@@ -21,6 +21,13 @@ def stats(conn: Connection) -> dict[str, Any]:
             select(links.c.status, func.count().label("n")).where(public()).group_by(links.c.status)
         )
     }
+    declined = conn.execute(  # failed links whose page asked not to be archived
+        select(func.count()).where(
+            public(),
+            links.c.status == "failed",
+            links.c.last_error_code.like("%!_DECLINED", escape="!"),
+        )
+    ).scalar_one()
     archived = func.sum(case((links.c.status == "archived", 1), else_=0))
     failed = func.sum(case((links.c.status == "failed", 1), else_=0))
     domains = [
@@ -73,7 +80,7 @@ def stats(conn: Connection) -> dict[str, Any]:
         "oldest_queued_at": jobs.get("queued", {}).get("oldest"),
     }
     return {
-        "links": {"total": sum(by_status.values()), "by_status": by_status},
+        "links": {"total": sum(by_status.values()), "by_status": by_status, "declined": declined},
         "domains": domains,
         "failures": failures,
         "backlog": backlog,

@@ -279,7 +279,7 @@ async def _stats(state: WebState) -> dict[str, Any]:
     if cached and time.monotonic() - cached[0] < STATS_TTL:
         return cached[1]  # type: ignore[return-value]
     empty = {
-        "links": {"total": 0, "by_status": {}},
+        "links": {"total": 0, "by_status": {}, "declined": 0},
         "domains": [],
         "failures": [],
         "backlog": {"queued": 0, "running": 0, "oldest_queued_at": None},
