@@ -113,6 +113,11 @@ def _fresh_stdio(env: dict[str, str]) -> None:
     sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True)  # type: ignore[misc]
 
 
+def _fd_ceiling() -> int:
+    """Past the highest fd a process of the host may hold (for closing all from one up)."""
+    return max(65536, os.sysconf("SC_OPEN_MAX"))
+
+
 def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
     """In the forked child: become the hook process, run it, never return."""
     code = 1
@@ -128,7 +133,7 @@ def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
         os.dup2(null, 0)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
-        os.closerange(3, max(65536, os.sysconf("SC_OPEN_MAX")))  # close_range(2) on Linux
+        os.closerange(3, _fd_ceiling())  # close_range(2) on Linux
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])
@@ -198,7 +203,10 @@ class Spares:
         """Fork a spare; on failure (no memory, too many processes) fork at each request as
         before, and try again after the next one."""
         self.wanted = False
-        host_end, spare_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            host_end, spare_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except OSError:  # no fd left: no spare either
+            return
         try:
             pid = os.fork()
         except OSError:
@@ -245,7 +253,7 @@ def _spare(sock: socket.socket) -> None:
         signal.set_wakeup_fd(-1)
         keep = sock.fileno()
         os.closerange(3, keep)
-        os.closerange(keep + 1, max(65536, os.sysconf("SC_OPEN_MAX")))
+        os.closerange(keep + 1, _fd_ceiling())
         msg, anc, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(8 * 4))
         fds = [fd for level, kind, data in anc for fd in _fds(level, kind, data)]
         if msg and len(fds) == 2:

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, case, distinct, func, select
 from services.web.queries.liveness import gone_by_platform
 from services.web.queries.schema import archive_jobs, archive_results, links, snapshots
 from services.web.queries.visibility import public
+from shared.hooks.error_codes import opted_out
 
 TOP_DOMAINS = 50
 
@@ -21,13 +22,15 @@ def stats(conn: Connection) -> dict[str, Any]:
             select(links.c.status, func.count().label("n")).where(public()).group_by(links.c.status)
         )
     }
-    declined = conn.execute(  # failed links whose page asked not to be archived
-        select(func.count()).where(
-            public(),
-            links.c.status == "failed",
-            links.c.last_error_code.like("%!_DECLINED", escape="!"),
+    declined = sum(  # failed links whose page asked not to be archived (the table decides)
+        r.n
+        for r in conn.execute(
+            select(links.c.last_error_code, func.count().label("n"))
+            .where(public(), links.c.status == "failed")
+            .group_by(links.c.last_error_code)
         )
-    ).scalar_one()
+        if opted_out(r.last_error_code)
+    )
     archived = func.sum(case((links.c.status == "archived", 1), else_=0))
     failed = func.sum(case((links.c.status == "failed", 1), else_=0))
     domains = [
