@@ -26,9 +26,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,30 +75,6 @@ CHROMIUM_ARGS = (
 through the egress proxy); no translate, no browser-UI WebUI renderers; no site isolation,
 so a page's cross-site frames share its renderer (one renderer per page, which the renderer
 memory limit bounds; contexts never share renderers either way)."""
-
-DRIVER_NODE_OPTIONS = ("--max-semi-space-size=1", "--v8-pool-size=1")
-"""Node options of Playwright's driver (the Node process relaying every CDP message): a young
-generation of 1 MB semi-spaces and one V8 worker thread. The driver holds ~125 MB PSS with
-Node's defaults and ~105 MB with these (docs/benchmarks.md); a screenshot's base64 string is
-a large object, never copied through the young generation. An operator's NODE_OPTIONS
-come after these, so theirs win."""
-
-
-@contextlib.contextmanager
-def driver_env() -> Iterator[None]:
-    """NODE_OPTIONS for the Playwright driver while it starts (Playwright copies this
-    process's environment for it). The hooks' environment was taken at the service's start,
-    so it never holds these."""
-    before = os.environ.get("NODE_OPTIONS")
-    os.environ["NODE_OPTIONS"] = " ".join([*DRIVER_NODE_OPTIONS, before or ""]).strip()
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("NODE_OPTIONS", None)
-        else:
-            os.environ["NODE_OPTIONS"] = before
-
 
 RESTART_REASONS = ("crash", "hang", "memory", "age", "captures", "context-close")
 RESTARTS = Counter("dla_archiver_browser_restarts_total", "Browser restarts by reason", ["reason"])
@@ -329,8 +304,7 @@ class BrowserBroker:
 
     async def _launch(self) -> None:
         if self._pw is None:
-            with driver_env():
-                self._pw = await async_playwright().start()
+            self._pw = await async_playwright().start()
         await asyncio.to_thread(profiles.sweep_stale_profiles)
         try:
             browser = await asyncio.wait_for(

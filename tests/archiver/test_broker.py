@@ -12,12 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser
 
-from services.archiver.browser import (
-    DRIVER_NODE_OPTIONS,
-    RESTARTS,
-    BrowserBroker,
-    BrowserLimits,
-)
+from services.archiver.browser import RESTARTS, BrowserBroker, BrowserLimits
 from shared import processes as proctree
 from testkit.browser import chromium_pids, new_chromium_pids
 from testkit.waiting import until
@@ -180,21 +175,3 @@ async def test_the_browser_runs_no_ui_renderers_and_keeps_playwrights_features(
     assert len(lists) >= 1
     assert set(lists[0]) <= set(lists[-1]), set(lists[0]) - set(lists[-1])
     assert [t["url"] for t in targets if t["type"] == "browser_ui"] == []
-
-
-async def test_the_driver_gets_its_node_options_and_this_process_keeps_its_own(
-    leak_free: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Playwright's Node driver starts with DRIVER_NODE_OPTIONS before an operator's own
-    (theirs win); the archiver's environment, which the hooks' is taken from, is left as
-    it was."""
-    monkeypatch.setenv("NODE_OPTIONS", "--max-http-header-size=16384")
-    async with BrowserBroker(BrowserLimits()) as broker:
-        await use(broker)
-        assert broker.pid is not None
-        driver = proctree.parents()[broker.pid]
-        raw = await asyncio.to_thread(Path(f"/proc/{driver}/environ").read_bytes)
-        assert proctree.exe_name(driver) == "node"
-    env = dict(e.split("=", 1) for e in raw.decode().split("\0") if "=" in e)
-    assert env["NODE_OPTIONS"] == " ".join([*DRIVER_NODE_OPTIONS, "--max-http-header-size=16384"])
-    assert os.environ["NODE_OPTIONS"] == "--max-http-header-size=16384"
