@@ -146,6 +146,17 @@ async def content(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     return await asyncio.to_thread(file_result, path, url=page.url)
 
 
+def screenshot_params(width: int, height: int, full_page: bool) -> dict[str, Any]:
+    """`Page.captureScreenshot`'s parameters for a PNG of the page's top `height` CSS pixels
+    (bench/bench_browser_steps.py takes the same)."""
+    return {
+        "format": "png",
+        "optimizeForSpeed": True,
+        "captureBeyondViewport": full_page,
+        "clip": {"x": 0, "y": 0, "width": width, "height": max(1, height), "scale": 1},
+    }
+
+
 async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     """A PNG of the page (full height up to `max_height`, else the viewport), taken with
     CDP's `Page.captureScreenshot` and `optimizeForSpeed` (fast zlib, about 1/3 of the
@@ -165,15 +176,7 @@ async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     clipped = full_page and max_height > 0 and page_height > max_height
     if clipped:
         height = max_height
-    shot = await cdp.send(
-        "Page.captureScreenshot",
-        {
-            "format": "png",
-            "optimizeForSpeed": True,
-            "captureBeyondViewport": full_page,
-            "clip": {"x": 0, "y": 0, "width": width, "height": max(1, height), "scale": 1},
-        },
-    )
+    shot = await cdp.send("Page.captureScreenshot", screenshot_params(width, height, full_page))
     data = base64.b64decode(shot["data"])
     await asyncio.to_thread(path.write_bytes, data)
     return await asyncio.to_thread(
