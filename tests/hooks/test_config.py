@@ -100,6 +100,19 @@ def test_plugin_config_unit() -> None:
         load_plugin_config(FIXTURES / "cfg_bad")
 
 
+def test_values_checked_before_are_judged_the_same_again() -> None:
+    """Each distinct set of values is validated once per plugin: a bad value still fails
+    every resolve, a good one passes, in any order."""
+    cfg = load_plugin_config(FIXTURES / "cfg_py")
+    before = len(cfg._checked)  # the loaded config is shared with the other tests
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="CFG_PY_RETRIES"):
+            cfg.resolve({"CFG_PY_RETRIES": "9"})
+        assert cfg.resolve({"CFG_PY_RETRIES": "3"})["CFG_PY_RETRIES"] == 3
+        assert cfg.resolve({})["CFG_PY_RETRIES"] == 2
+    assert len(cfg._checked) - before <= 3  # three value sets, each checked once
+
+
 def _plugin(tmp_path: Path, name: str, schema: dict) -> Path:
     folder = tmp_path / name
     folder.mkdir()
