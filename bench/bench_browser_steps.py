@@ -38,10 +38,15 @@ from services.archiver.browser import BrowserBroker, BrowserLimits
 from services.archiver.pageops import screenshot_params
 from services.archiver.pagesession import PageOptions
 from shared import processes
+from shared.capture.settings import REPO_PLUGINS
+from shared.hooks.config import load_plugin_config
 
 TICKS = os.sysconf("SC_CLK_TCK")
 STEPS = ("new page", "navigate", "after load", "screenshot", "pdf", "dom", "close")
-SCREENSHOT_MAX_HEIGHT = 16000  # the screenshot plugin's default cap
+SCREENSHOT_MAX_HEIGHT = int(
+    load_plugin_config(REPO_PLUGINS / "screenshot").values({})["SCREENSHOT_MAX_HEIGHT"]
+)
+"""The screenshot plugin's default height cap, from its config.json."""
 
 
 def kind(pid: int) -> str:
