@@ -104,7 +104,9 @@ async def test_stats_and_its_twin(client: httpx.AsyncClient) -> None:
         "x.com",
         "xn--bcher-kva.de",
     }
-    assert stats["failures"] == [{"error_code": "E_FETCH_HTTP_404", "results": 1, "links": 1}]
+    assert stats["failures"] == [
+        {"error_code": "E_FETCH_HTTP_404", "results": 1, "links": 1, "declined": False}
+    ]
     assert set(stats["backlog"]) == {"queued", "running", "oldest_queued_at"}
     page = await client.get("/stats", headers={"accept": "text/html"})
     assert page.status_code == 200 and "E_FETCH_HTTP_404" in page.text

@@ -13,6 +13,10 @@ async def test_stats_count_the_pages_that_asked_not_to_be_archived(tmp_path: Pat
     h = build(tmp_path / "archive.sqlite3")
     # link 2 failed with a 404; as if its page had answered X-No-Archive instead
     h.conn.execute("UPDATE links SET last_error_code = 'E_NAVIGATE_DECLINED' WHERE id = 2")
+    h.conn.execute(
+        "UPDATE archive_results SET error_code = 'E_NAVIGATE_DECLINED' "
+        "WHERE error_code = 'E_FETCH_HTTP_404'"
+    )
     h.conn.commit()
     h.conn.close()
     state = WebState.of(web_settings(tmp_path))
@@ -24,3 +28,9 @@ async def test_stats_count_the_pages_that_asked_not_to_be_archived(tmp_path: Pat
         state.db.dispose()
     assert stats["links"]["by_status"]["failed"] == 1 and stats["links"]["declined"] == 1
     assert "1 of them asked not to be archived" in page
+    # the failed step's code is listed with what it means
+    assert {f["error_code"]: f["declined"] for f in stats["failures"]} == {
+        "E_NAVIGATE_DECLINED": True
+    }
+    assert "<code>E_NAVIGATE_DECLINED</code> <span" in page
+    assert "the page asks not to be archived</span>" in page

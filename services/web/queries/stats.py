@@ -49,7 +49,12 @@ def stats(conn: Connection) -> dict[str, Any]:
         )
     ]
     failures = [
-        {"error_code": r.error_code or "(none)", "results": r.n, "links": r.links}
+        {
+            "error_code": r.error_code or "(none)",
+            "results": r.n,
+            "links": r.links,
+            "declined": opted_out(r.error_code),
+        }
         for r in conn.execute(
             select(
                 archive_results.c.error_code,
