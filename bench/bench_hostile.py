@@ -22,7 +22,6 @@ BROWSER_* set in the environment reach the stack.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sqlite3
 import statistics
@@ -30,16 +29,15 @@ import tempfile
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from bench.psssampler import Sampler
 from bench.report import write_section
-from services.archiver.renderers import is_renderer
 from services.archiver.settings import ArchiverSettings
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
-from shared import processes as proctree
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
 from testkit.rawserver import (
@@ -56,69 +54,6 @@ from testkit.stack_env import own_engines_env
 
 MB = 1024 * 1024
 GOOD_PAGES = 8
-
-
-def part_of(pid: int) -> str:
-    """Which part of the stack a process is: Chromium's renderers, the rest of Chromium, or
-    everything else (engines, services, hook host, hooks, Playwright's driver)."""
-    if not proctree.exe_name(pid).startswith("chrom"):
-        return "rest"
-    return "renderers" if is_renderer(pid) else "chromium"
-
-
-def label(pid: int) -> str:
-    """A short name of a process for the report: its executable, the module a Python one
-    runs (a hook forked from the hook host runs the host's: its folder says which)."""
-    exe = proctree.exe_name(pid)
-    args = proctree.cmdline(pid)
-    if exe.startswith("chrom"):
-        kind = next((a[7:] for a in args if a.startswith("--type=")), "browser")
-        return f"chromium {kind}"
-    if exe.startswith("python") and "-m" in args[:-1]:
-        module = args[args.index("-m") + 1]
-        with contextlib.suppress(OSError):
-            module += f" (in {os.path.basename(os.readlink(f'/proc/{pid}/cwd'))})"
-        return module
-    return exe
-
-
-@dataclass
-class Sampler:
-    """Samples the summed PSS of this process's descendants in a thread; keeps the parts of
-    the sample at the peak, its largest processes, and the largest renderer seen."""
-
-    peak_kib: int = 0
-    peak_parts_kib: dict[str, int] = field(default_factory=dict)
-    peak_top: list[tuple[str, int]] = field(default_factory=list)
-    """(label, KiB) of the largest processes at the peak."""
-    largest_renderer_kib: int = 0
-    samples: int = 0
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def run(self) -> None:
-        me = os.getpid()
-        parts: dict[int, str] = {}
-        while not self.stop.is_set():
-            sample = [
-                (pid, parts.get(pid) or parts.setdefault(pid, part_of(pid)),
-                 proctree.pss_bytes([pid]) >> 10)
-                for pid in proctree.descendants(me)
-                if pid != me
-            ]  # fmt: skip
-            total = sum(kib for _, _, kib in sample)
-            renderers = [kib for _, part, kib in sample if part == "renderers"]
-            self.largest_renderer_kib = max([self.largest_renderer_kib, *renderers])
-            if total > self.peak_kib:
-                self.peak_kib = total
-                self.peak_parts_kib = {
-                    name: sum(kib for _, part, kib in sample if part == name)
-                    for name in ("renderers", "chromium", "rest")
-                }
-                top = sorted(sample, key=lambda x: -x[2])[:6]
-                # a process may be gone by now (a renderer the watchdog just stopped)
-                self.peak_top = [(label(pid) or f"{part} (gone)", kib) for pid, part, kib in top]
-            self.samples += 1
-            self.stop.wait(0.25)
 
 
 def gzip_bomb(expanded: int) -> bytes:
@@ -343,7 +278,7 @@ def main() -> int:
         f"Median latency difference: {100 * (med_b - med_a) / med_a:+.1f} % "
         "(target: within 20 %); peak PSS target: under 1500 MB. Load average of the machine "
         f"at the start and end: {load_start:.1f} / {os.getloadavg()[0]:.1f} (2 cores).\n\n"
-        "Largest processes at the hostile run's peak (MB PSS): "
+        "Processes of 8 MB or more at the hostile run's peak (MB PSS): "
         + ", ".join(f"{name} {kib / 1024:.0f}" for name, kib in hostile.peak_top)
         + ".\n\n"
         "How each hostile link's first attempt ended (links table):\n\n"

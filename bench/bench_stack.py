@@ -47,6 +47,7 @@ from pathlib import Path
 
 from bench.bench_capture import tree_cpu_seconds
 from bench.extraction_corpus import CORPORA, article_benchmark, readability
+from bench.psssampler import Sampler, sampling
 from bench.report import write_section
 from services.supervisor.children import free_ports
 from services.supervisor.stack import Stack
@@ -295,6 +296,8 @@ class Measured:
     """Per snapshot, ms a no-op plugin cost (`--noop-plugins`)."""
     cpu_by: dict[str, float] = field(default_factory=dict)
     """CPU-s of the run by kind of process (those alive at its end)."""
+    pss: Sampler = field(default_factory=Sampler)
+    """The stack's summed PSS while the pages were captured, its peak."""
 
 
 def measure(db_path: Path, served_at: float) -> Measured:
@@ -399,8 +402,9 @@ def run_one(args: argparse.Namespace) -> int:
             answered = wait_answers(stack) - launched
             started = wait_started()
             cpu0, by0 = stack_cpu(), cpu_by_process()
-            armed.set()
-            ok = wait_done(db_path, len(urls), args.timeout)
+            with sampling() as pss:
+                armed.set()
+                ok = wait_done(db_path, len(urls), args.timeout)
             cpu, by = stack_cpu() - cpu0, cpu_spent(by0, cpu_by_process())
         finally:
             stack.stop()
@@ -410,6 +414,7 @@ def run_one(args: argparse.Namespace) -> int:
         m = measure(db_path, served[0])
         m.answered = answered
         m.cpu_by = by
+        m.pss = pss
         m.noop_ms = noop_overhead(db_path) if args.noop_plugins else []
     return report(args, len(urls), m, cpu, started)
 
@@ -446,6 +451,10 @@ def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float, starte
         f"| navigate outcomes | {dict(sorted(m.codes.items()))} |\n"
         f"| snapshot outcomes | {dict(sorted(m.outcomes.items()))} |\n"
         f"| CPU-s/page, every process of the stack | {cpu / pages:.2f} |\n"
+        f"| peak PSS of the stack while capturing (MB, {m.pss.samples} samples) |"
+        f" {m.pss.peak_kib / 1024:.0f} |\n"
+        f"| at that peak: Chromium's renderers / rest of Chromium / the rest (MB) |"
+        f" {m.pss.parts_mb()} |\n"
         f"| services launched -> every /healthz answers 200 (s) | {m.answered:.1f} |\n"
         f"{noop}"
         "\nCPU-s a page by kind of process (those alive at the end; a closed page's "
@@ -453,7 +462,7 @@ def report(args: argparse.Namespace, pages: int, m: Measured, cpu: float, starte
         + ", ".join(
             f"{k} {v / pages:.3f}" for k, v in sorted(m.cpu_by.items(), key=lambda kv: -kv[1])[:12]
         )
-        + "\n"
+        + f".\n\nProcesses of 8 MB or more at the peak (MB PSS): {m.pss.top_mb()}.\n"
     )
     print(body)
     if not args.no_write:

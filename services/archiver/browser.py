@@ -15,6 +15,10 @@ snapshot claims the kill (`claim_renderer_kill`) and answers `E_PAGE_RESOURCE_LI
 browser and the other snapshots' pages (other contexts, so other renderers) go on.
 Counted in `dla_archiver_renderer_kills_total`.
 
+Full-page screenshots take turns (`frame_turn`): a 1280 x 16,000 frame is drawn, read back
+and copied in the GPU and browser processes, ~150 MB of fresh memory for the moment of the
+shot, so two at once raised the stack's peak by as much (docs/benchmarks.md).
+
 A restart for memory, age or count waits until the snapshots using the browser have ended
 (new snapshots wait meanwhile); a crash or a hang kills it at once (their snapshots fail,
 hard, and are retried). Restarts are counted in `dla_archiver_browser_restarts_total{reason}`.
@@ -136,6 +140,7 @@ class BrowserBroker:
         self._watchdog: asyncio.Task[None] | None = None
         self._watch = RendererWatch(limits.max_renderer_bytes)
         self._kills: list[RendererKill] = []
+        self._frames = asyncio.Lock()
         self._closed = False
         self.restarts = 0
         self.interceptor = Interceptor(limits.extra_ca_file)
@@ -276,6 +281,21 @@ class BrowserBroker:
             RENDERER_KILLS.inc()
         self._kills.extend(kills)
         return kills
+
+    @contextlib.asynccontextmanager
+    async def frame_turn(self, most_s: float) -> AsyncIterator[bool]:
+        """This browser's turn to draw a full-page frame, one snapshot at a time. Waits at
+        most `most_s` for the snapshot drawing now (a stuck page must not stall the others'
+        screenshots); yields False when it waited that long and draws anyway."""
+        try:
+            await asyncio.wait_for(self._frames.acquire(), most_s)
+        except TimeoutError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self._frames.release()
 
     def claim_renderer_kill(self) -> RendererKill | None:
         """For a page that crashed: the kill that caused it, if the watchdog made one in the

@@ -146,6 +146,10 @@ async def content(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     return await asyncio.to_thread(file_result, path, url=page.url)
 
 
+FRAME_TURN_WAIT_S = 10.0
+"""Longest a screenshot waits for another snapshot's to end before it draws anyway."""
+
+
 def screenshot_params(width: int, height: int, full_page: bool) -> dict[str, Any]:
     """`Page.captureScreenshot`'s parameters for a PNG of the page's top `height` CSS pixels
     (bench/bench_browser_steps.py takes the same)."""
@@ -162,7 +166,9 @@ async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     CDP's `Page.captureScreenshot` and `optimizeForSpeed` (fast zlib, about 1/3 of the
     CPU of Playwright's `page.screenshot` for ~25 % larger files; see
     docs/benchmarks.md). `captureBeyondViewport` renders the whole clip at once, so the
-    viewport is never resized."""
+    viewport is never resized. The browser's snapshots take turns for it
+    (`BrowserBroker.frame_turn`), each waiting at most FRAME_TURN_WAIT_S or a third of the
+    time the request has left."""
     path = s.out_path(req)
     page = await s.live_page()
     full_page = bool(req.get("full_page", True))
@@ -176,7 +182,10 @@ async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     clipped = full_page and max_height > 0 and page_height > max_height
     if clipped:
         height = max_height
-    shot = await cdp.send("Page.captureScreenshot", screenshot_params(width, height, full_page))
+    deadline = float(req.get("deadline") or time.monotonic() + 30)
+    turn_wait = max(0.0, min(FRAME_TURN_WAIT_S, (deadline - time.monotonic()) / 3))
+    async with s.broker.frame_turn(turn_wait):
+        shot = await cdp.send("Page.captureScreenshot", screenshot_params(width, height, full_page))
     data = base64.b64decode(shot["data"])
     await asyncio.to_thread(path.write_bytes, data)
     return await asyncio.to_thread(
