@@ -49,7 +49,9 @@ class WorkerSettings(
         ge=0,
         description="A snapshot running this long (most likely waiting on a stalling server)"
         " stops holding one of the ARCHIVER_CONCURRENCY slots, and its host's other jobs"
-        " are deferred this long while it runs (0 = never).",
+        " are deferred this long while it runs; one done with its host still at work a"
+        " tenth of this later (the text of a giant page) stops holding its slot too"
+        " (0 = never).",
     )
     archiver_max_long_jobs: int = Field(
         2,

@@ -92,3 +92,37 @@ def test_a_long_job_done_with_its_host_stalls_it_no_more() -> None:
     s.release("gone")  # a job already ended: nothing to do
     s.end("a")
     assert s.free() == 1
+
+
+def test_a_job_reading_a_giant_page_after_its_host_gives_its_slot_up() -> None:
+    """Done with its host after 3 s, a job spends seconds more reading the page's text (a
+    page of tens of megabytes): a tenth of long_after_s after its release it is set aside like
+    a long job, so another host's next job takes the slot; an ordinary job, whose work after
+    the release takes well under that, keeps its slot to the end."""
+    s, clock = slots(concurrency=2, long_after_s=20, max_long=2)
+    s.start("giant", "bad.example")
+    s.start("ordinary", "good.example")
+    clock.now += 3
+    s.release("giant")
+    s.release("ordinary")
+    assert s.next_change() == 2, "two seconds after their release"
+    clock.now += 1
+    s.end("ordinary")
+    s.start("next", "good.example")
+    assert s.free() == 0 and s.long_jobs() == 0
+    assert s.next_change() == 1
+    clock.now += 1
+    assert s.long_jobs() == 1 and s.free() == 1, "set aside: its slot takes the next job"
+    assert not s.stalled("bad.example"), "done with its host: stalls nothing"
+    s.release("giant")  # a second release changes nothing
+    assert s.next_change() == 19, "the next job turns long 20 s after its start"
+    s.end("giant")
+    assert s.free() == 1
+
+
+def test_off_means_a_released_job_keeps_its_slot_too() -> None:
+    s, clock = slots(concurrency=1, long_after_s=0, max_long=2)
+    s.start("a", "bad.example")
+    s.release("a")
+    clock.now += 10_000
+    assert s.free() == 0 and s.long_jobs() == 0 and s.next_change() is None
