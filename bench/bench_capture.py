@@ -172,22 +172,19 @@ class Archiver:
 
 
 class HookTimer:
-    """Observer: the runner's `started` and the hook's own ArchiveResult, per hook."""
+    """Observer: each hook's time from its start to its end, as the runner stamps them on
+    its final result (the runner streams no `started` record)."""
 
     def __init__(self) -> None:
-        self.started: dict[str, float] = {}
-        self.recorded: dict[str, float] = {}
+        self.ms: dict[str, float] = {}
 
     async def record(self, hook: HookSpec, record: HookRecord) -> None:
-        now = time.perf_counter()
-        if isinstance(record, ArchiveResultRecord):
-            if record.status == "started":
-                self.started[hook.key] = now
-            elif record.status == "succeeded" and record.output_str == "evaluated":
-                self.recorded[hook.key] = now
+        pass
 
     async def hook_finished(self, hook: HookSpec, result: ArchiveResultRecord, out: Path) -> None:
-        pass
+        ok = result.status == "succeeded" and result.output_str == "evaluated"
+        if ok and result.started_at is not None and result.ended_at is not None:
+            self.ms[hook.key] = 1000 * (result.ended_at - result.started_at).total_seconds()
 
 
 async def hook_overhead(broker: BrowserBroker, base: str, work: Path, n: int) -> dict[str, float]:
@@ -211,7 +208,9 @@ async def hook_overhead(broker: BrowserBroker, base: str, work: Path, n: int) ->
         spec = SnapshotSpec(snapshot_id="h", url=f"{base}/index.html", out_dir=out,
                             plugins_dirs=[plugins], env={**os.environ, **env})  # fmt: skip
         await run_snapshot(spec, timer)
-    hook_ms = [1000 * (timer.recorded[k] - timer.started[k]) for k in timer.recorded]
+    hook_ms = list(timer.ms.values())
+    if len(hook_ms) < n:
+        raise RuntimeError(f"only {len(hook_ms)} of {n} browser hooks succeeded")
     (work / "eval-snap").mkdir(exist_ok=True)  # a snapshot's folder, as the worker makes it
     session = PageSession(broker, work / "eval-snap", options)
     try:
