@@ -24,6 +24,7 @@ from services.archiver.browser import BrowserBroker
 from services.archiver.pageops import OPERATIONS
 from services.archiver.pagesession import OpError, PageOptions, PageSession
 from shared import pageclient as proto
+from shared.capture.worker_config import SnapshotResources
 
 log = logging.getLogger(__name__)
 
@@ -137,15 +138,29 @@ class PageServer:
 
 
 @contextlib.asynccontextmanager
+async def page_resources(
+    broker: BrowserBroker, out_dir: Path, options: PageOptions, max_timeout_s: float = 600.0
+) -> AsyncIterator[SnapshotResources]:
+    """Serve a snapshot's page for its hooks: the env to give them (PAGE_SOCKET), and how to
+    end the page (socket, context, egress proxy) before the snapshot does, after step 7."""
+    session = PageSession(broker, out_dir, options)
+    server = PageServer(session, out_dir / SOCKET_NAME, max_timeout_s)
+    await server.start()
+
+    async def end() -> None:
+        await server.close()
+        await session.close()
+
+    try:
+        yield SnapshotResources({proto.SOCKET_ENV: str(server.path)}, end)
+    finally:
+        await end()
+
+
+@contextlib.asynccontextmanager
 async def page_socket(
     broker: BrowserBroker, out_dir: Path, options: PageOptions, max_timeout_s: float = 600.0
 ) -> AsyncIterator[Mapping[str, str]]:
     """Serve a snapshot's page for its hooks; yields the env to give them (PAGE_SOCKET)."""
-    session = PageSession(broker, out_dir, options)
-    server = PageServer(session, out_dir / SOCKET_NAME, max_timeout_s)
-    await server.start()
-    try:
-        yield {proto.SOCKET_ENV: str(server.path)}
-    finally:
-        await server.close()
-        await session.close()
+    async with page_resources(broker, out_dir, options, max_timeout_s) as resources:
+        yield resources.env

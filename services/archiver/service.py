@@ -11,12 +11,12 @@ from typing import cast
 
 from services.archiver.browser import BrowserBroker, BrowserLimits
 from services.archiver.egress import EgressPolicy
-from services.archiver.pageserver import page_socket
+from services.archiver.pageserver import page_resources
 from services.archiver.pagesession import PageOptions
 from services.archiver.settings import ArchiverSettings
 from shared.capture.service import worker_body
 from shared.capture.settings import WorkerSettings
-from shared.capture.worker_config import SnapshotSession
+from shared.capture.worker_config import SnapshotResources, SnapshotSession
 from shared.hooks.config import load_plugin_config
 from shared.lifecycle import Service, ServiceContext
 
@@ -77,9 +77,9 @@ def snapshot_pages(broker: BrowserBroker, s: ArchiverSettings) -> SnapshotSessio
     options = page_options(s)
 
     @asynccontextmanager
-    async def session(out_dir: Path) -> AsyncIterator[Mapping[str, str]]:
-        async with page_socket(broker, out_dir, options, s.browser_max_op_seconds) as env:
-            yield env
+    async def session(out_dir: Path) -> AsyncIterator[SnapshotResources]:
+        async with page_resources(broker, out_dir, options, s.browser_max_op_seconds) as r:
+            yield r
 
     return session
 

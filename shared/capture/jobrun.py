@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from shared.capture import metrics
 from shared.capture.artifacts import artifact_key, content_type, meta_key, run_prefix
 from shared.capture.evidence_builder import EvidenceBuilder, capture_settings, software_of
 from shared.capture.metrics import ARTIFACT_BYTES, HOOK_SECONDS, S3_ERRORS
-from shared.capture.worker_config import WorkerConfig
+from shared.capture.worker_config import LAST_PAGE_STEP, WorkerConfig
 from shared.errors import BusError, StorageError
 from shared.hooks.config import load_plugin_config
 from shared.hooks.records import (
@@ -73,6 +73,10 @@ class JobRun:
         self.host_hooks: set[str] = set()
         """The job's hooks that talk to the link's host (`x-contacts-host`) still running."""
         self.released = False
+        self.page_hooks: set[str] = set()
+        """The job's foreground hooks of steps 0..LAST_PAGE_STEP still to end."""
+        self.end_page: Callable[[], Awaitable[None]] | None = None
+        """Ends the snapshot's page once they have (set by uses_page)."""
         self.hooks: list[HookSpec] = []
         self.local: dict[str, Path] = {}
         """This run's uploaded files by key (the evidence packages its WARCs from them)."""
@@ -83,6 +87,15 @@ class JobRun:
         """Remember which of the job's hooks contact the link's host."""
         self.hooks = list(hooks)
         self.host_hooks = {h.key for h in hooks if load_plugin_config(h.path.parent).contacts_host}
+
+    def uses_page(self, hooks: Sequence[HookSpec], end: Callable[[], Awaitable[None]]) -> None:
+        """Remember the hooks that may use the snapshot's page (foreground, steps 0..7) and
+        how to end it after the last of them."""
+        self.page_hooks = {
+            h.key for h in hooks
+            if not h.background and h.step is not None and h.step <= LAST_PAGE_STEP
+        }  # fmt: skip
+        self.end_page = end
 
     async def release_host(self) -> None:
         """Tell the writer this attempt is done with the host (once): its domain slot goes
@@ -171,6 +184,10 @@ class JobRun:
             self.host_hooks.discard(hook.key)
             if not self.host_hooks:
                 await self.release_host()
+        if hook.key in self.page_hooks:
+            self.page_hooks.discard(hook.key)
+            if not self.page_hooks and self.end_page is not None:
+                await self.end_page()  # step 7's cleanup: the page and its context
         uploaded: list[ArtifactRecord] = []
         try:
             await self.upload_new_files(hook, output_dir, uploaded)

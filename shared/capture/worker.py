@@ -30,7 +30,7 @@ from shared.capture.artifacts import snapshot_prefix
 from shared.capture.jobrun import JobRun
 from shared.capture.metrics import JOB_SECONDS, JOBS_DONE
 from shared.capture.slots import SlotPolicy, Slots, host_of
-from shared.capture.worker_config import WorkerConfig
+from shared.capture.worker_config import SnapshotResources, WorkerConfig
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
 from shared.hooks.host import shared_host
@@ -124,8 +124,14 @@ async def run_hooks(
         await jr.release_host()
     if not hooks:
         return {}, []
-    session = cfg.snapshot_session(out_dir) if cfg.snapshot_session else nullcontext({})
-    async with session as extra_env:
+    session = (
+        cfg.snapshot_session(out_dir)
+        if cfg.snapshot_session
+        else nullcontext(SnapshotResources({}))
+    )
+    async with session as resources:
+        jr.uses_page(hooks, resources.end)
+        extra_env = resources.env
         spec = SnapshotSpec(
             snapshot_id=job.snapshot_id,
             url=job.url,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +13,30 @@ from shared.hooks.limits import HookLimits
 from shared.hooks.records import BinaryRecord
 from shared.subjects import ConsumerSpec
 
-SnapshotSession = Callable[[Path], AbstractAsyncContextManager[Mapping[str, str]]]
-"""Opens per-snapshot resources for the hooks; yields extra env for them."""
+LAST_PAGE_STEP = 7
+"""The plugin contract's step 7 ends the snapshot's page (the seed's "Chrome cleanup"): once
+every foreground hook of steps 0-7 has ended, the worker ends the snapshot's resources, so
+post-processing (step 8 on: metadata, readable) and the uploads run without a browser
+context and its renderer held open."""
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class SnapshotResources:
+    """What a snapshot's session gives its hooks."""
+
+    env: Mapping[str, str]
+    """Extra env for every hook (the archiver's PAGE_SOCKET)."""
+    end: Callable[[], Awaitable[None]] = _nothing
+    """Ends them before the session does (after step LAST_PAGE_STEP); ending twice is
+    harmless, and the session's exit ends them anyway."""
+
+
+SnapshotSession = Callable[[Path], AbstractAsyncContextManager[SnapshotResources]]
+"""Opens per-snapshot resources for the hooks."""
 
 
 @dataclass
@@ -46,7 +68,8 @@ class WorkerConfig:
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     snapshot_session: SnapshotSession | None = None
     """Per-snapshot resources for the hooks (the archiver's browser page): entered around
-    the hook run with the snapshot folder, yields extra env for every hook."""
+    the hook run with the snapshot folder, yields extra env for every hook and how to end
+    them after step LAST_PAGE_STEP."""
     evidence: bool = True
     """EVIDENCE_ENABLED: each capture's manifest and WACZ (shared/capture/evidence_builder.py)."""
     wacz: bool = True

@@ -29,6 +29,8 @@ Order
   starts in its turn and runs on its own timeline (until it exits or its own timeout), never
   blocking a step; the snapshot ends when the last `.bg` hook has ended. Hooks without NN run
   after step 9, with a warning. One ArchiveResult per hook is created `queued` before any runs.
+  Step 7 ends the browser's part: once every foreground hook of steps 0-7 has ended, the
+  snapshot's page (PAGE_SOCKET, its browser context) is closed; hooks of step 8 on read files.
   Every hook runs whatever happened to the hooks before it, except a hook whose plugin
   "reads" plugins of this run that all ended with no success (not succeeded or partial):
   it is skipped, E_<PLUGIN>_DEPENDENCY, no retry_at. A retry that re-runs some hooks also
