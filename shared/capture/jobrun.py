@@ -187,7 +187,11 @@ class JobRun:
         if hook.key in self.page_hooks:
             self.page_hooks.discard(hook.key)
             if not self.page_hooks and self.end_page is not None:
-                await self.end_page()  # step 7's cleanup: the page and its context
+                try:  # step 7's cleanup: the page and its context
+                    await self.end_page()
+                except Exception as exc:  # the session's own exit ends them again
+                    log.warning("%s: the page did not close after step 7: %s",
+                                self.job.snapshot_id, exc)  # fmt: skip
         uploaded: list[ArtifactRecord] = []
         try:
             await self.upload_new_files(hook, output_dir, uploaded)
