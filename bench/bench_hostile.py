@@ -26,14 +26,13 @@ import os
 import sqlite3
 import statistics
 import tempfile
-import threading
 import time
 import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from bench.psssampler import Sampler
+from bench.psssampler import Sampler, sampling
 from bench.report import write_section
 from services.archiver.settings import ArchiverSettings
 from services.supervisor.children import free_ports
@@ -131,11 +130,8 @@ def poll_db(db_path: Path) -> tuple[dict[str, float], Hostile]:
 @dataclass
 class RunResult:
     latencies: list[float]
-    peak_pss_mb: float
-    peak_parts_mb: dict[str, float]
-    largest_renderer_mb: float
-    peak_top: list[tuple[str, int]]
-    samples: int
+    pss: Sampler
+    """The stack's summed PSS over the run: its peak, parts and largest processes."""
     hostile: Hostile
     """(url, link status, last_error_code, retry_at) of each hostile link."""
 
@@ -172,51 +168,33 @@ def run(
             LOG_LEVEL="WARNING",
         )
         env.update(overrides)
-        sampler = Sampler()
-        thread = threading.Thread(target=sampler.run, daemon=True)
-        thread.start()
         stack = Stack(data_dir=tmp / "data", env=env)
         db_path = tmp / "data" / "archive.sqlite3"
         stored: dict[str, float] = {}
         hostile: Hostile = []
-        try:
-            stack.start_engines()
-            stack.start_services()
-            time.sleep(3)
-            armed.append(time.time())
-            deadline = time.time() + timeout
-            while time.time() < deadline:
-                time.sleep(0.25)
-                if not db_path.exists():
-                    continue
-                try:
-                    found, hostile = poll_db(db_path)
-                except sqlite3.OperationalError:
-                    continue  # not migrated yet
-                stored.update(found)
-                done_bad = sum(1 for h in hostile if h[1] != "pending")
-                if len([u for u in good if u in stored]) == len(good) and done_bad == len(bad):
-                    break
-        finally:
-            stack.stop()
-            sampler.stop.set()
-            thread.join()
+        with sampling() as sampler:
+            try:
+                stack.start_engines()
+                stack.start_services()
+                time.sleep(3)
+                armed.append(time.time())
+                deadline = time.time() + timeout
+                while time.time() < deadline:
+                    time.sleep(0.25)
+                    if not db_path.exists():
+                        continue
+                    try:
+                        found, hostile = poll_db(db_path)
+                    except sqlite3.OperationalError:
+                        continue  # not migrated yet
+                    stored.update(found)
+                    done_bad = sum(1 for h in hostile if h[1] != "pending")
+                    if len([u for u in good if u in stored]) == len(good) and done_bad == len(bad):
+                        break
+            finally:
+                stack.stop()
     lat = sorted(stored[u] - served[0] for u in good if u in stored and served)
-    parts = {k: v / 1024 for k, v in sampler.peak_parts_kib.items()}
-    return RunResult(
-        lat,
-        sampler.peak_kib / 1024,
-        parts,
-        sampler.largest_renderer_kib / 1024,
-        sampler.peak_top,
-        sampler.samples,
-        hostile,
-    )
-
-
-def parts(r: RunResult) -> str:
-    """The peak's parts, as the report shows them."""
-    return " / ".join(f"{r.peak_parts_mb.get(k, 0):.0f}" for k in ("renderers", "chromium", "rest"))
+    return RunResult(lat, sampler, hostile)
 
 
 def main() -> int:
@@ -249,6 +227,7 @@ def main() -> int:
         print(f"FAILED: good pages archived {len(base.latencies)} / {len(hostile.latencies)}")
         return 1
     med_a, med_b = statistics.median(base.latencies), statistics.median(hostile.latencies)
+    a, b = base.pss, hostile.pss
     rows = "\n".join(
         f"| `{u.split('/', 3)[-1]}` | {st} | {code or ''} | {'yes' if retry else 'no'} |"
         for u, st, code, retry in hostile.hostile
@@ -269,18 +248,16 @@ def main() -> int:
         "| | ordinary pages alone | with the hostile host |\n|---|---|---|\n"
         f"| median poll → artifact stored (s) | {med_a:.2f} | {med_b:.2f} |\n"
         f"| max (s) | {base.latencies[-1]:.2f} | {hostile.latencies[-1]:.2f} |\n"
-        f"| peak PSS of the stack (MB, {base.samples} / {hostile.samples} samples) | "
-        f"{base.peak_pss_mb:.0f} | {hostile.peak_pss_mb:.0f} |\n"
+        f"| peak PSS of the stack (MB, {a.samples} / {b.samples} samples) | "
+        f"{a.peak_kib / 1024:.0f} | {b.peak_kib / 1024:.0f} |\n"
         f"| at that peak: Chromium's renderers / rest of Chromium / the rest (MB) | "
-        f"{parts(base)} | {parts(hostile)} |\n"
-        f"| largest renderer seen (MB PSS) | {base.largest_renderer_mb:.0f} | "
-        f"{hostile.largest_renderer_mb:.0f} |\n\n"
+        f"{a.parts_mb()} | {b.parts_mb()} |\n"
+        f"| largest renderer seen (MB PSS) | {a.largest_renderer_kib / 1024:.0f} | "
+        f"{b.largest_renderer_kib / 1024:.0f} |\n\n"
         f"Median latency difference: {100 * (med_b - med_a) / med_a:+.1f} % "
         "(target: within 20 %); peak PSS target: under 1500 MB. Load average of the machine "
         f"at the start and end: {load_start:.1f} / {os.getloadavg()[0]:.1f} (2 cores).\n\n"
-        "Processes of 8 MB or more at the hostile run's peak (MB PSS): "
-        + ", ".join(f"{name} {kib / 1024:.0f}" for name, kib in hostile.peak_top)
-        + ".\n\n"
+        "Processes of 8 MB or more at the hostile run's peak (MB PSS): " + b.top_mb() + ".\n\n"
         "How each hostile link's first attempt ended (links table):\n\n"
         "| page | link status | last_error_code | retry scheduled |\n|---|---|---|---|\n"
         f"{rows}\n"

@@ -56,9 +56,8 @@ class SlotPolicy:
 class _Job:
     started: float
     host: str
-    """'' once the job is done with its host (it stalls the host no more)."""
     released: float | None = None
-    """When it was done with its host."""
+    """When it was done with its host (from then on it stalls the host no more)."""
 
 
 @dataclass
@@ -84,7 +83,7 @@ class Slots:
         held the slot `released_long_after_s` since."""
         job = self._running.get(key)
         if job is not None and job.released is None:
-            job.host, job.released = "", self.clock()
+            job.released = self.clock()
 
     def _long_at(self, job: _Job) -> float | None:
         """When the job is (or will be) long; None: never."""
@@ -113,7 +112,10 @@ class Slots:
     def stalled(self, host: str) -> bool:
         """Whether a job of `host` is running and long (its other jobs should wait)."""
         now = self.clock()
-        return any(j.host == host and self._is_long(j, now) for j in self._running.values())
+        return any(
+            j.host == host and j.released is None and self._is_long(j, now)
+            for j in self._running.values()
+        )
 
     def next_change(self) -> float | None:
         """Seconds until the next running job becomes long (None: none will)."""

