@@ -56,9 +56,10 @@ def kind(pid: int) -> str:
         return "this process"
     if label.endswith(("renderer", "zygote")):
         return "renderers"
-    if label.startswith("chromium "):
-        return label.removeprefix("chromium ")
-    return {"chromium": "browser", "?": "other"}.get(label, label)
+    name, _, ptype = label.partition(" ")
+    if name.startswith("chromium"):  # the full browser or its headless shell
+        return ptype or "browser"
+    return {"?": "other"}.get(label, label)
 
 
 SITE_SERVER: list[int] = []

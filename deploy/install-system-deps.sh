@@ -1,9 +1,12 @@
 #!/bin/sh
-# Installs the Debian packages the project needs when missing: chromium and ffmpeg (capture
-# workers), prometheus (promtool and a real Prometheus for the dashboard and alert tests) and
-# prometheus-alertmanager (`make up` sends the alerts through it when ALERT_* is set).
+# Installs the Debian packages the project needs when missing: chromium-headless-shell (the
+# capture workers' browser), chromium (the full browser: the web UI's browser tests, and
+# BROWSER_EXECUTABLE's other choice), ffmpeg (capture workers), prometheus (promtool and a real
+# Prometheus for the dashboard and alert tests) and prometheus-alertmanager (`make up` sends the
+# alerts through it when ALERT_* is set).
 set -eu
 missing=""
+command -v chromium-headless-shell >/dev/null 2>&1 || missing="$missing chromium-headless-shell"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v ffmpeg >/dev/null 2>&1 || missing="$missing ffmpeg"
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"

@@ -14,7 +14,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 PKGS="python3 python3-venv ca-certificates"
-[ "$ROLE" = api ] || PKGS="$PKGS chromium ffmpeg fonts-liberation"
+[ "$ROLE" = api ] || PKGS="$PKGS chromium-headless-shell ffmpeg fonts-liberation"
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $PKGS
 id dla >/dev/null 2>&1 || useradd --system --home /var/lib/dla --shell /usr/sbin/nologin dla

@@ -89,12 +89,15 @@ def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | 
     return "succeeded", None
 
 
-def declined(page: pc.PageClient, nav: dict[str, Any], timeout: float) -> str | None:
-    """Why the loaded page asks not to be archived (X-No-Archive), or None."""
+def declined(
+    page: pc.PageClient, nav: dict[str, Any], timeout: float, html: bool = True
+) -> str | None:
+    """Why the loaded page asks not to be archived (X-No-Archive), or None; its meta tags
+    are read only when it is an HTML page (`html`)."""
     if not nav.get("document") or nav.get("error"):
         return None
     why = declined_by_headers(nav.get("headers") or [])
-    if why is None:
+    if why is None and html:
         why = declined_by_html(meta_tags(page, timeout))
     return why
 
@@ -190,13 +193,16 @@ def main() -> int:
                 if kept is not None:
                     Path("navigate.json").write_text(json.dumps(kept, indent=1))
                 raise
-            if settle_ms and nav.get("document") and not nav.get("error"):
+            # a PDF has no page to settle, meta tags or a wall (the headless shell has no
+            # viewer for it: its page stays blank); its headers may still decline
+            html = nav.get("document") and pc.document_type(nav) != "application/pdf"
+            if settle_ms and html and not nav.get("error"):
                 left = max(0.5, timeout - float(nav.get("elapsed_s") or 0) - 0.5)
                 nav["settle"] = page.settle(timeout=left, max_ms=settle_ms, quiet_ms=quiet_ms)
             log = page.responses()
             if respect:
-                why = declined(page, nav, timeout)
-            wall = wall_of(page, nav, url, timeout) if why is None else None
+                why = declined(page, nav, timeout, html=bool(html))
+            wall = wall_of(page, nav, url, timeout) if why is None and html else None
     except pc.PageError as exc:
         print(f"navigate: {exc}", file=sys.stderr)
         if nav is not None:  # a probe after the navigation failed: keep what the page did

@@ -1,6 +1,7 @@
 """The browser broker: one warm Chromium per archiver, a fresh context per snapshot.
 
-It launches Debian's Chromium through Playwright (async API) on first use and keeps it.
+It launches Debian's Chromium (its headless shell by default, settings.BROWSER_EXECUTABLE)
+through Playwright (async API) on first use and keeps it.
 Each snapshot gets its own browser context (own cookies, storage, cache, egress proxy),
 closed when the snapshot ends. The browser is restarted when it
 
@@ -41,6 +42,7 @@ from prometheus_client import Counter, Gauge
 from services.archiver import profiles
 from services.archiver.egress.interception import Interceptor
 from services.archiver.renderers import RendererKill, RendererWatch
+from services.archiver.settings import BROWSER_EXECUTABLE
 from shared import processes
 
 log = logging.getLogger(__name__)
@@ -103,7 +105,7 @@ class BrowserUnavailable(Exception):
 class BrowserLimits:
     """When to restart the browser, and how long its steps may take."""
 
-    executable: str = "/usr/bin/chromium"
+    executable: str = BROWSER_EXECUTABLE
     max_pss_bytes: int = 1500 * 1024 * 1024
     max_age_s: float = 3600.0
     max_captures: int = 1000

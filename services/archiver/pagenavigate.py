@@ -17,6 +17,7 @@ from services.archiver.egress import ERROR_HEADER
 from services.archiver.pagesession import OpError, PageSession
 from shared import pageclient as proto
 from shared.cookies import REDACTED
+from shared.fetching.sniffing import media_type
 from shared.links.urlparts import SCHEME_PREFIXES
 
 LoadState = Literal["commit", "domcontentloaded", "load", "networkidle"]
@@ -90,8 +91,11 @@ async def navigate(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
         code = proto.E_DOWNLOAD if "Download is starting" in message else proto.E_NAVIGATION
         doc = s.network.doc_response
         # an HTTP error answered, then a network error: the status is what happened (a
-        # 401 whose login challenge nobody answers ends ERR_INVALID_AUTH_CREDENTIALS)
-        if not (code == proto.E_NAVIGATION and doc is not None and doc.status >= 400):
+        # 401 whose login challenge nobody answers ends ERR_INVALID_AUTH_CREDENTIALS);
+        # a PDF the browser has no viewer for (the headless shell) is the document it is
+        if not (code == proto.E_NAVIGATION and doc is not None and doc.status >= 400) and not (
+            code == proto.E_DOWNLOAD and doc is not None and inline_pdf(doc)
+        ):
             error = {"code": code, "message": message}
     if s.memory_kill is not None:
         error = {"code": proto.E_RESOURCE_LIMIT, "message": s.memory_kill.describe()}
@@ -171,7 +175,7 @@ async def describe(
         and proxied is None
         and not s.crashed
         and not (error and error["code"] == proto.E_DOWNLOAD)
-        and not page.url.startswith(("chrome-error:", "about:"))
+        and (inline_pdf(response) or not page.url.startswith(("chrome-error:", "about:")))
     )
     return {
         "url": url,
@@ -185,6 +189,16 @@ async def describe(
         "error": error,
         "refused": s.proxy.log.refused[:50],
     }
+
+
+def inline_pdf(response: Response) -> bool:
+    """Whether the document is a PDF meant to be shown, not saved: full Chromium opens it
+    in its PDF viewer (its page's URL is the PDF's), the headless shell, which has no
+    viewer, downloads it and stays on about:blank. Either way it is the navigation's
+    document, a PDF (the page captures skip it: shared.pageclient.run_page_capture)."""
+    headers = response.headers
+    attachment = headers.get("content-disposition", "").lower().startswith("attachment")
+    return media_type(headers.get("content-type", "")) == "application/pdf" and not attachment
 
 
 def proxy_error(s: PageSession, url: str, response: Response | None) -> dict[str, str] | None:

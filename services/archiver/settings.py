@@ -6,6 +6,14 @@ from pydantic import Field
 
 from shared.capture.settings import WorkerSettings
 
+BROWSER_EXECUTABLE = "/usr/bin/chromium-headless-shell"
+"""Debian's `chromium-headless-shell`: Chromium without the browser's UI, which in full
+headless mode (/usr/bin/chromium) gives every snapshot a window and tab of its own, ~0.15
+CPU-s and ~140 MB of the stack's peak on the bench site (docs/benchmarks.md). The archiver
+sends its own User-Agent and Playwright's `navigator.webdriver`, so it never passes for a
+person either way; what the shell shows a page besides is no PDF viewer (a PDF is downloaded,
+services.archiver.pagenavigate.inline_pdf), no `navigator.plugins` and no `window.chrome`."""
+
 
 class ArchiverSettings(WorkerSettings):
     """Settings of one archiver process (capture worker + browser broker)."""
@@ -13,7 +21,10 @@ class ArchiverSettings(WorkerSettings):
     browser_enabled: bool = Field(
         True, description="Keep a warm Chromium for browser hooks (off: they are skipped)."
     )
-    browser_executable: str = Field("/usr/bin/chromium", description="The Chromium binary.")
+    browser_executable: str = Field(
+        BROWSER_EXECUTABLE,
+        description="The Chromium binary (/usr/bin/chromium: the full browser, see README).",
+    )
     browser_max_pss_mb: int = Field(
         1500, ge=100, description="Restart the browser when its process tree's PSS passes this."
     )

@@ -1,5 +1,7 @@
 """Browser profiles left behind by browsers that did not close are swept at the next launch,
-with a real Chromium: what a running browser uses, and what is too young to judge, stays."""
+with a real Chromium: what a running browser uses, and what is too young to judge, stays.
+The full browser (`BROWSER_EXECUTABLE=/usr/bin/chromium`), which also makes a singleton
+directory; the default headless shell makes only the profile."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from services.archiver import profiles
 from services.archiver.browser import BrowserBroker, BrowserLimits
 
 pytestmark = pytest.mark.integration
+FULL_CHROMIUM = "/usr/bin/chromium"
 
 
 def leftover(root: Path, name: str, age_s: float) -> Path:
@@ -43,6 +46,7 @@ def short_tmp() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.skipif(not Path(FULL_CHROMIUM).exists(), reason=f"no {FULL_CHROMIUM}")
 async def test_a_launch_sweeps_what_dead_browsers_left(
     short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -55,7 +59,7 @@ async def test_a_launch_sweeps_what_dead_browsers_left(
     young = leftover(tmp_path, profiles.PROFILE_PREFIX + "left2", 0)
     unrelated = leftover(tmp_path, "someone-else", 3600)
 
-    async with BrowserBroker(BrowserLimits()) as broker:
+    async with BrowserBroker(BrowserLimits(executable=FULL_CHROMIUM)) as broker:
         await broker.warm()
         assert not old_profile.exists() and not old_singleton.exists()
         assert young.exists() and unrelated.exists()

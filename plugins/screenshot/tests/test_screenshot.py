@@ -70,6 +70,27 @@ async def test_an_http_error_page_is_not_captured(browser: BrowserHarness, tmp_p
     assert (result.status, result.error_code) == ("skipped", "E_SCREENSHOT_HTTP_ERROR")
 
 
+async def test_a_pdf_sent_as_an_attachment_is_a_download(
+    browser: BrowserHarness, tmp_path: Path
+) -> None:
+    # shown (inline) a PDF is the page's document, in full Chromium's viewer or not (the
+    # headless shell has none); `Content-Disposition: attachment` makes it a download in both
+    from testkit.pdfdoc import pdf_document
+
+    with FixtureServer() as site:
+        site.routes["/a.pdf"] = Reply(
+            pdf_document([["Quarterly report"]]),
+            headers={
+                "Content-Type": "application/pdf",
+                "Content-Disposition": 'attachment; filename="a.pdf"',
+            },
+        )
+        seen = await run_hooks(browser, f"{site.base}/a.pdf", tmp_path, ["navigate", "screenshot"])
+    result = seen.final["navigate"]
+    assert (result.status, result.error_code) == ("failed", "E_NAVIGATE_DOWNLOAD"), result
+    assert seen.final["screenshot"].error_code == "E_SCREENSHOT_DEPENDENCY"
+
+
 async def test_a_pdf_document_is_left_to_fetch_and_readable(
     browser: BrowserHarness, tmp_path: Path
 ) -> None:
