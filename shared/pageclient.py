@@ -189,16 +189,23 @@ class PageClient:
         return self.call("content", timeout=timeout, path=os.path.abspath(path))
 
     def screenshot(
-        self, path: str, timeout: float = 30.0, full_page: bool = True, max_height: int = 0
+        self,
+        path: str,
+        timeout: float = 30.0,
+        full_page: bool = True,
+        max_height: int = 0,
+        scale: float = 1.0,
     ) -> dict[str, Any]:
-        """Write a PNG to path (full page, height capped at max_height px when > 0):
-        {"path", "bytes", "sha256", "width", "height", "page_height", "clipped"}."""
+        """Write a PNG to path (full page, height capped at max_height CSS px when > 0,
+        `scale` image px a CSS px, 0 < scale <= 1): {"path", "bytes", "sha256", "width",
+        "height" (the image's), "scale", "page_height", "clipped"}."""
         return self.call(
             "screenshot",
             timeout=timeout,
             path=os.path.abspath(path),
             full_page=full_page,
             max_height=max_height,
+            scale=scale,
         )
 
     def pdf(self, path: str, timeout: float = 30.0) -> dict[str, Any]:

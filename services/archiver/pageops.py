@@ -150,19 +150,23 @@ FRAME_TURN_WAIT_S = 10.0
 """Longest a screenshot waits for another snapshot's to end before it draws anyway."""
 
 
-def screenshot_params(width: int, height: int, full_page: bool) -> dict[str, Any]:
-    """`Page.captureScreenshot`'s parameters for a PNG of the page's top `height` CSS pixels
-    (bench/bench_browser_steps.py takes the same)."""
+def screenshot_params(
+    width: int, height: int, full_page: bool, scale: float = 1.0
+) -> dict[str, Any]:
+    """`Page.captureScreenshot`'s parameters for a PNG of the page's top `height` CSS pixels,
+    `scale` image pixels to a CSS pixel (bench/bench_browser_steps.py takes the same)."""
     return {
         "format": "png",
         "optimizeForSpeed": True,
         "captureBeyondViewport": full_page,
-        "clip": {"x": 0, "y": 0, "width": width, "height": max(1, height), "scale": 1},
+        "clip": {"x": 0, "y": 0, "width": width, "height": max(1, height), "scale": scale},
     }
 
 
 async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
-    """A PNG of the page (full height up to `max_height`, else the viewport), taken with
+    """A PNG of the page (full height up to `max_height` CSS pixels, else the viewport),
+    `scale` image pixels to a CSS pixel (0 < scale <= 1: the page is drawn smaller, for
+    less CPU and memory; `width` and `height` say the image's size), taken with
     CDP's `Page.captureScreenshot` and `optimizeForSpeed` (fast zlib, about 1/3 of the
     CPU of Playwright's `page.screenshot` for ~25 % larger files; see
     docs/benchmarks.md). `captureBeyondViewport` renders the whole clip at once, so the
@@ -173,6 +177,9 @@ async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     page = await s.live_page()
     full_page = bool(req.get("full_page", True))
     max_height = int(req.get("max_height") or 0)
+    scale = _number(req, "scale", 1.0)
+    if not 0 < scale <= 1:
+        raise OpError(proto.E_BAD_REQUEST, "scale must be more than 0 and at most 1")
     cdp = await s.cdp(page)
     metrics = await cdp.send("Page.getLayoutMetrics")
     viewport, size = metrics["cssLayoutViewport"], metrics["cssContentSize"]
@@ -185,11 +192,18 @@ async def screenshot(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
     deadline = float(req.get("deadline") or time.monotonic() + 30)
     turn_wait = max(0.0, min(FRAME_TURN_WAIT_S, (deadline - time.monotonic()) / 3))
     async with s.broker.frame_turn(turn_wait):
-        shot = await cdp.send("Page.captureScreenshot", screenshot_params(width, height, full_page))
+        params = screenshot_params(width, height, full_page, scale)
+        shot = await cdp.send("Page.captureScreenshot", params)
     data = base64.b64decode(shot["data"])
     await asyncio.to_thread(path.write_bytes, data)
     return await asyncio.to_thread(
-        file_result, path, width=width, height=height, page_height=page_height, clipped=clipped
+        file_result,
+        path,
+        width=round(width * scale),
+        height=round(height * scale),
+        scale=scale,
+        page_height=page_height,
+        clipped=clipped,
     )
 
 

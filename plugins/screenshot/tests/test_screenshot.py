@@ -37,6 +37,30 @@ async def test_full_page_png_capped_at_max_height(browser: BrowserHarness, tmp_p
     assert png_size(tmp_path / "screenshot" / "screenshot.png") == (1280, 2000)
 
 
+async def test_drawn_smaller_at_a_scale(browser: BrowserHarness, tmp_path: Path) -> None:
+    with FixtureServer() as site:
+        site.routes["/tall"] = Reply(TALL)
+        seen = await run_hooks(
+            browser, f"{site.base}/tall", tmp_path, ["navigate", "screenshot"],
+            SCREENSHOT_MAX_HEIGHT="2000", SCREENSHOT_SCALE="0.75",
+        )  # fmt: skip
+        refused = await run_hooks(
+            browser, f"{site.base}/tall", tmp_path / "refused", ["screenshot"],
+            SCREENSHOT_SCALE="1.5",
+        )  # fmt: skip
+    result = seen.final["screenshot"]
+    assert result.status == "succeeded", result
+    # the cap is in page pixels: 2000 of them, drawn as 1500
+    assert result.output_str == (
+        "screenshot.png 960x1500 (cut from 3000 px) (page drawn at 0.75 scale)"
+    )
+    assert png_size(tmp_path / "screenshot" / "screenshot.png") == (960, 1500)
+    bad = refused.final["screenshot"]
+    assert (bad.status, bad.error_code) == ("failed", "E_SCREENSHOT_CONFIG"), bad
+    assert "SCREENSHOT_SCALE: 1.5 is greater than the maximum of 1" in bad.output_str
+    assert not (tmp_path / "refused" / "screenshot" / "screenshot.png").exists()
+
+
 async def test_whole_page_when_uncapped(browser: BrowserHarness, tmp_path: Path) -> None:
     with FixtureServer() as site:
         site.routes["/tall"] = Reply(TALL)
