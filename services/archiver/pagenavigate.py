@@ -92,9 +92,9 @@ async def navigate(s: PageSession, req: dict[str, Any]) -> dict[str, Any]:
         doc = s.network.doc_response
         # an HTTP error answered, then a network error: the status is what happened (a
         # 401 whose login challenge nobody answers ends ERR_INVALID_AUTH_CREDENTIALS);
-        # a PDF the browser has no viewer for (the headless shell) is the document it is
+        # a PDF the browser downloads (no viewer, or an attachment) is the document it is
         if not (code == proto.E_NAVIGATION and doc is not None and doc.status >= 400) and not (
-            code == proto.E_DOWNLOAD and doc is not None and inline_pdf(doc)
+            code == proto.E_DOWNLOAD and doc is not None and pdf_document(doc)
         ):
             error = {"code": code, "message": message}
     if s.memory_kill is not None:
@@ -175,7 +175,7 @@ async def describe(
         and proxied is None
         and not s.crashed
         and not (error and error["code"] == proto.E_DOWNLOAD)
-        and (inline_pdf(response) or not page.url.startswith(("chrome-error:", "about:")))
+        and (pdf_document(response) or not page.url.startswith(("chrome-error:", "about:")))
     )
     return {
         "url": url,
@@ -191,14 +191,13 @@ async def describe(
     }
 
 
-def inline_pdf(response: Response) -> bool:
-    """Whether the document is a PDF meant to be shown, not saved: full Chromium opens it
-    in its PDF viewer (its page's URL is the PDF's), the headless shell, which has no
-    viewer, downloads it and stays on about:blank. Either way it is the navigation's
-    document, a PDF (the page captures skip it: shared.pageclient.run_page_capture)."""
-    headers = response.headers
-    attachment = headers.get("content-disposition", "").lower().startswith("attachment")
-    return media_type(headers.get("content-type", "")) == "application/pdf" and not attachment
+def pdf_document(response: Response) -> bool:
+    """Whether the navigation's document is a PDF. Full Chromium shows one in its PDF viewer
+    (the page's URL is the PDF's); the headless shell, which has no viewer, downloads it, as
+    both do with one sent as an attachment, and the page stays blank. It is the page's
+    document either way: the fetch plugin keeps the file and readable its text, and the page
+    captures skip it (shared.pageclient.run_page_capture)."""
+    return media_type(response.headers.get("content-type", "")) == "application/pdf"
 
 
 def proxy_error(s: PageSession, url: str, response: Response | None) -> dict[str, str] | None:

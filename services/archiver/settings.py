@@ -12,7 +12,7 @@ headless mode (/usr/bin/chromium) gives every snapshot a window and tab of its o
 CPU-s and ~140 MB of the stack's peak on the bench site (docs/benchmarks.md). The archiver
 sends its own User-Agent and Playwright's `navigator.webdriver`, so it never passes for a
 person either way; what the shell shows a page besides is no PDF viewer (a PDF is downloaded,
-services.archiver.pagenavigate.inline_pdf), no `navigator.plugins` and no `window.chrome`."""
+services.archiver.pagenavigate.pdf_document), no `navigator.plugins` and no `window.chrome`."""
 
 
 class ArchiverSettings(WorkerSettings):
