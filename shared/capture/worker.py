@@ -33,6 +33,8 @@ from shared.capture.slots import SlotPolicy, Slots, host_of
 from shared.capture.worker_config import SnapshotResources, WorkerConfig
 from shared.errors import BusError, StorageError
 from shared.hooks.binary_detection import detect_binaries
+from shared.hooks.config import setting_errors
+from shared.hooks.discovery import plugin_dirs
 from shared.hooks.host import shared_host
 from shared.hooks.reads import plugin_reads, with_related
 from shared.hooks.records import ArchiveResultRecord, BinaryRecord
@@ -52,12 +54,7 @@ def select_hooks(cfg: WorkerConfig, job: CaptureJob) -> list[HookSpec]:
     if job.hooks is not None:
         chosen = {h.key for h in discover_hooks(cfg.plugins_dirs, "Snapshot", only=job.hooks)}
         hooks = with_related(hooks, chosen, plugin_reads(cfg.plugins_dirs))
-    return [
-        h
-        for h in hooks
-        if (cfg.only_plugins is None or h.plugin in cfg.only_plugins)
-        and h.plugin not in cfg.skip_plugins
-    ]
+    return [h for h in hooks if cfg.runs_plugin(h.plugin)]
 
 
 async def process(
@@ -243,6 +240,9 @@ async def run_worker(
             level = logging.INFO if b.status == "succeeded" else logging.WARNING
             log.log(level, "binary %s: %s %s", b.name, b.abspath or "MISSING", b.version or "")
         await report_binaries(cfg, js, cfg.binaries)
+    dirs = {k: v for k, v in plugin_dirs(cfg.plugins_dirs).items() if cfg.runs_plugin(k)}
+    for error in await asyncio.to_thread(setting_errors, dirs, cfg.hook_env):
+        log.error("plugin setting refused, its hooks fail with E_<PLUGIN>_CONFIG: %s", error)
     # the hook hosts start now, beside the subscription, not in the first job's time (or
     # at the first Python hook: WorkerConfig.warm_hosts)
     warming = asyncio.create_task(shared_host() if cfg.warm_hosts else asyncio.sleep(0))

@@ -79,3 +79,9 @@ class WorkerConfig:
     them; False: at the first job that runs a Python hook (`shared_host`). The media worker
     waits: its jobs come only for video links and each takes seconds, and its two idle
     hosts are ~90 MB of PSS that an archive without videos never uses."""
+
+    def runs_plugin(self, plugin: str) -> bool:
+        """Whether this worker runs the plugin's hooks (`only_plugins`, `skip_plugins`)."""
+        return (
+            self.only_plugins is None or plugin in self.only_plugins
+        ) and plugin not in self.skip_plugins

@@ -276,6 +276,18 @@ def _load(path: Path, mtime_ns: int) -> PluginConfig:
     )
 
 
+def setting_errors(dirs: Mapping[str, Path], env: Mapping[str, str]) -> list[str]:
+    """Why each plugin (name -> folder) refuses its settings in `env`, one message a
+    plugin: a worker says so when it starts, not only in every capture's results."""
+    errors = []
+    for _name, path in sorted(dirs.items()):
+        try:
+            load_plugin_config(path).resolve(env)
+        except ConfigError as exc:
+            errors.append(str(exc))
+    return errors
+
+
 def load_plugin_config(plugin_dir: Path) -> PluginConfig:
     """Read `<plugin_dir>/config.json` (optional: absent means no declared settings)."""
     path = plugin_dir / "config.json"

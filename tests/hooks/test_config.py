@@ -143,3 +143,17 @@ def test_a_bad_artifact_declaration_is_a_config_error(tmp_path: Path, bad: objec
     folder = _plugin(tmp_path, "bad", {"type": "object", "properties": {}, "x-artifacts": bad})
     with pytest.raises(ConfigError, match="x-artifacts"):
         load_plugin_config(folder)
+
+
+def test_a_worker_names_every_plugin_that_refuses_its_settings() -> None:
+    from shared.capture.settings import REPO_PLUGINS
+    from shared.hooks.config import setting_errors
+    from shared.hooks.discovery import plugin_dirs
+
+    dirs = plugin_dirs([REPO_PLUGINS])
+    assert setting_errors(dirs, {}) == []  # every default is valid
+    bad = {"SCREENSHOT_SCALE": "2", "FETCH_TIMEOUT": "soon"}
+    errors = setting_errors(dirs, bad)
+    assert len(errors) == 2, errors
+    assert any(e.startswith("screenshot: SCREENSHOT_SCALE: 2.0 is greater than") for e in errors)
+    assert any("FETCH_TIMEOUT" in e for e in errors)
