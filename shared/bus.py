@@ -88,9 +88,31 @@ def consumer_config(spec: ConsumerSpec) -> ConsumerConfig:
     )
 
 
+CONSUMER_SETUP_S = 60.0
+"""How long creating a consumer is retried while JetStream does not answer (a cluster still
+electing its leaders, a node just killed) before the service gives up and is restarted."""
+
+
 async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> None:
-    """Create the durable consumer, or update it to spec (a changed ack wait takes effect)."""
-    await js.add_consumer(spec.stream.name, consumer_config(spec))
+    """Create the durable consumer, or update it to spec (a changed ack wait takes effect);
+    retried for CONSUMER_SETUP_S while JetStream's API times out or is unavailable."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CONSUMER_SETUP_S
+    while True:
+        try:
+            await js.add_consumer(spec.stream.name, consumer_config(spec))
+            return
+        except (
+            TimeoutError,
+            nats.errors.NoRespondersError,
+            nats.js.errors.ServiceUnavailableError,
+        ) as exc:
+            if loop.time() > deadline:
+                raise BusError(
+                    f"consumer {spec.durable}: JetStream did not answer: {exc!r}"
+                ) from exc
+            log.warning("nats: consumer %s not set up yet (%r); retrying", spec.durable, exc)
+            await asyncio.sleep(1)
 
 
 async def pull_subscribe(js: JetStreamContext, spec: ConsumerSpec) -> PullSub:

@@ -85,7 +85,8 @@ def worker_body(
                 nak_delay_s=s.job_retry_delay_seconds,
             )
             checker = Checker(CheckEnv(s.plugins_dir, cfg.hook_env, cfg.worker_id), store)
-            await asyncio.gather(
+            await together(
+                ctx.stop,
                 run_worker(cfg, ctx.js, store, ctx.stop),
                 run_timestamper(stamps, ctx.js, store, ctx.stop),
                 run_checker(checks, ctx.js, checker, ctx.stop),
@@ -93,3 +94,22 @@ def worker_body(
             )
 
     return body
+
+
+async def together(stop: asyncio.Event, *loops: Awaitable[None]) -> None:
+    """Run the loops until stop; when one fails, stop the others (each ends its own way, the
+    worker draining its jobs) and raise its error: the service exits and its supervisor
+    restarts it. (With a bare gather the others ran on after the service had closed its NATS
+    connection, a process alive and doing nothing: the chaos run's cluster test.)"""
+
+    async def guarded(loop: Awaitable[None]) -> None:
+        try:
+            await loop
+        except BaseException:
+            stop.set()
+            raise
+
+    results = await asyncio.gather(*(guarded(c) for c in loops), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
