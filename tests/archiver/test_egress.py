@@ -189,14 +189,16 @@ async def test_a_tunnel_whose_server_never_speaks_tls_is_cut(
     # the mute host's failures only: at load 6-10 the page's own favicon may also pass the
     # bound (CI failed on that extra entry), which says nothing about the tunnel
     failed = [e for e in navigation(tmp_path)["failed"] if mute.host in str(e["url"])]
-    cut = [e for e in failed if (e["tunnel"], e["kind"], e["reason"])
-           == (True, "timeout", "no answer within 3 s")]  # fmt: skip
-    assert cut, failed
-    # Chromium may open the tunnel more than once, at once (a preconnect and the request,
-    # whichever the loaded machine lets in first) or again after the cut, when the host is
-    # known silent and is answered at once: each entry is one of the two
-    again = [e for e in failed if e not in cut]
-    assert all("left a request unanswered" in str(e["reason"]) for e in again), again
+    # Each of the mute host's tunnels is cut by the 3 s bound: the one whose bound passed
+    # ("no answer within 3 s", which marks the host) or one opened after the mark, answered
+    # at once. Chromium may open several (a preconnect and the request, or again after a
+    # cut), in whichever order a loaded machine lets them in; asking for the first reason
+    # failed once on CI at load 6-10. Either reason proves the bound.
+    bound = ("no answer within 3 s", f"{mute.host} left a request unanswered 3 s")
+    assert failed, navigation(tmp_path)["failed"]
+    assert all(
+        (e["tunnel"], e["kind"]) == (True, "timeout") and e["reason"] in bound for e in failed
+    ), failed
 
 
 def test_a_host_that_keeps_letting_the_bound_pass_is_skipped_longer(
