@@ -39,23 +39,28 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def _coerce(name: str, raw: str, spec: Mapping[str, Any]) -> Any:
-    """Turn an env string into the JSON type the schema declares for it."""
+def _coerce(plugin: str, name: str, raw: str, spec: Mapping[str, Any]) -> Any:
+    """Turn an env string into the JSON type the schema declares for it; a string that is
+    none of them is a ConfigError naming the plugin, e.g. "fetch: FETCH_TIMEOUT='soon' is
+    not a number"."""
     kind = spec.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
-    try:
-        if "boolean" in kinds:
-            low = raw.strip().lower()
-            if low in _TRUE | _FALSE:
-                return low in _TRUE
-        if "integer" in kinds and raw.strip().lstrip("-").isdigit():
-            return int(raw)
-        if "number" in kinds:
+    if "boolean" in kinds:
+        low = raw.strip().lower()
+        if low in _TRUE | _FALSE:
+            return low in _TRUE
+    if "integer" in kinds and raw.strip().lstrip("-").isdigit():
+        return int(raw)
+    if "number" in kinds:
+        try:
             return float(raw)
-        if "array" in kinds or "object" in kinds:
+        except ValueError:
+            raise ConfigError(f"{plugin}: {name}={raw!r} is not a number") from None
+    if "array" in kinds or "object" in kinds:
+        try:
             return json.loads(raw)
-    except ValueError as e:
-        raise ConfigError(f"{name}={raw!r}: {e}") from e
+        except ValueError as e:
+            raise ConfigError(f"{plugin}: {name}={raw!r} is not JSON ({e})") from None
     return raw
 
 
@@ -140,7 +145,7 @@ class PluginConfig:
         for name, spec in self.properties.items():
             raw = self._raw(env, name)
             if raw is not None:
-                values[name] = _coerce(name, raw, spec)
+                values[name] = _coerce(self.plugin, name, raw, spec)
             elif "default" in spec:
                 values[name] = spec["default"]
         return values
@@ -152,14 +157,18 @@ class PluginConfig:
         timeout_key, enabled_key = f"{self.prefix}_TIMEOUT", f"{self.prefix}_ENABLED"
         if timeout_key not in values:
             raw = self._raw(env, timeout_key)
-            values[timeout_key] = _coerce(timeout_key, raw, {"type": "number"}) if raw else None
+            values[timeout_key] = (
+                _coerce(self.plugin, timeout_key, raw, {"type": "number"}) if raw else None
+            )
         if values[timeout_key] is None:
             values[timeout_key] = DEFAULT_TIMEOUT
         if not isinstance(values[timeout_key], (int, float)) or values[timeout_key] <= 0:
             raise ConfigError(f"{timeout_key} must be a positive number of seconds")
         if enabled_key not in values:
             raw = self._raw(env, enabled_key)
-            values[enabled_key] = _coerce(enabled_key, raw, {"type": "boolean"}) if raw else True
+            values[enabled_key] = (
+                _coerce(self.plugin, enabled_key, raw, {"type": "boolean"}) if raw else True
+            )
         return values
 
     def _validate(self, values: dict[str, Any]) -> None:
