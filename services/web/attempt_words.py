@@ -122,3 +122,23 @@ def _shortfall(results: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None
 def _follows(result: Mapping[str, Any]) -> bool:
     """True when a step's ending only follows from another's failure (FOLLOWERS)."""
     return what_of(result.get("error_code")) in FOLLOWERS
+
+
+def delivery(artifact: Mapping[str, Any]) -> str:
+    """Which try of its capture stored a file: 'attempt 2', 'attempt 1, again' (the same
+    attempt run once more: the job came back after S3 or NATS failed), '' when not known (a
+    file recorded before the archive kept it, or a timestamp token)."""
+    attempt, run = artifact.get("attempt"), artifact.get("run")
+    if attempt is None:
+        return ""
+    return f"attempt {attempt}" + (", again" if run is not None and run > 1 else "")
+
+
+def several_deliveries(artifacts: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a link's files come from more than one try of one capture (a retried attempt
+    keeps the files of the one before): then the Downloads table says which is which."""
+    tries: dict[Any, set[tuple[Any, Any]]] = {}
+    for a in artifacts:
+        if a.get("attempt") is not None:
+            tries.setdefault(a.get("snapshot_id"), set()).add((a["attempt"], a.get("run")))
+    return any(len(t) > 1 for t in tries.values())

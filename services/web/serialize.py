@@ -22,6 +22,8 @@ def artifact(a: dict[str, Any]) -> dict[str, Any]:
         "path": a.get("path"),
         "snapshot_id": a.get("snapshot_id"),
         "created_at": a.get("created_at"),
+        "attempt": a.get("attempt"),
+        "run": a.get("run"),
         "private": bool(a.get("private")),
     }
 

@@ -25,6 +25,8 @@ TEMPLATES.env.globals.update(
     counts_line=posts.counts_line,
     attempt_note=attempt_words.attempt_note,
     step_detail=attempt_words.step_detail,
+    delivery=attempt_words.delivery,
+    several_deliveries=attempt_words.several_deliveries,
     archive_titles=ARCHIVE_TITLES,
 )
 

@@ -8,14 +8,22 @@ from shared.hooks.records import ArtifactRecord
 
 
 def record(
-    conn: sqlite3.Connection, link_id: int, snapshot_id: str, rec: ArtifactRecord, now: str
+    conn: sqlite3.Connection,
+    link_id: int,
+    snapshot_id: str,
+    rec: ArtifactRecord,
+    now: str,
+    delivery: tuple[int, int] | None = None,
 ) -> None:
     """One uploaded file (its S3 key is its identity, written once: a record seen again, as
-    from a redelivered event, changes nothing; a re-run hook's file has a key of its own)."""
+    from a redelivered event, changes nothing; a re-run hook's file has a key of its own).
+    `delivery`: the (attempt, run) of the job that stored it, None when no run did (a
+    timestamp token)."""
+    attempt, run = delivery if delivery is not None else (None, None)
     conn.execute(
         "INSERT INTO archive_artifacts (link_id, snapshot_id, plugin, kind, path, s3_key,"
-        " content_type, bytes, sha256, truncated, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " content_type, bytes, sha256, truncated, created_at, attempt, run)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (s3_key) DO NOTHING",
         (
             link_id,
@@ -29,6 +37,8 @@ def record(
             rec.sha256,
             int(rec.truncated),
             now,
+            attempt,
+            run,
         ),
     )
 

@@ -153,7 +153,9 @@ def _archive_result(
 
 
 def _artifact(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ArtifactRecord) -> None:
-    artifacts.record(ctx.conn, target.link_id, target.snapshot_id, rec, ctx.now_iso)
+    artifacts.record(
+        ctx.conn, target.link_id, target.snapshot_id, rec, ctx.now_iso, (ev.attempt, ev.run)
+    )
 
 
 def _metadata(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: MetadataRecord) -> None:

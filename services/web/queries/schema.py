@@ -155,6 +155,8 @@ archive_artifacts = Table(
     Column("bytes", Integer),
     Column("sha256", Text),
     Column("created_at", Text),
+    Column("attempt", Integer),
+    Column("run", Integer),
 )
 
 submissions = Table(
