@@ -317,11 +317,14 @@ def accounting(run: Run, site: Site) -> dict[str, dict[str, int]]:
     for link_id, _ in jobs:
         jobs_per_link[link_id] = jobs_per_link.get(link_id, 0) + 1
     unfinished = sum(1 for _, status in jobs if status in ("queued", "running"))
-    artifacts = run.query("SELECT link_id, kind, s3_key FROM archive_artifacts")
+    artifacts = run.query("SELECT link_id, kind, s3_key, attempt, run FROM archive_artifacts")
     raw = [a for a in artifacts if a[1] == "raw_response"]
     raw_per_link: dict[int, int] = {}
-    for link_id, _, _ in raw:
+    raw_per_try: dict[tuple[int, int, int], int] = {}
+    for link_id, _, _, attempt, run_no in raw:
         raw_per_link[link_id] = raw_per_link.get(link_id, 0) + 1
+        try_ = (link_id, attempt or 0, run_no or 0)
+        raw_per_try[try_] = raw_per_try.get(try_, 0) + 1
     stored = run.s3_keys()
     return {
         "lost": {
@@ -338,8 +341,11 @@ def accounting(run: Run, site: Site) -> dict[str, dict[str, int]]:
             "links": len(urls) - len(set(urls.values())),
             "occurrences": len(found_occ) - len(set(found_occ)),
             "jobs": sum(n - 1 for n in jobs_per_link.values()),
-            "artifacts": sum(n - 1 for n in raw_per_link.values()),
+            # one try's page kept twice; a job run again (S3 or NATS failed mid-run) or a
+            # retried attempt fetches the page again, in a folder of its own: `recaptured`
+            "artifacts": sum(n - 1 for n in raw_per_try.values()),
         },
+        "recaptured": {"links": sum(1 for n in raw_per_link.values() if n > 1)},
         "extra": {
             "posts": len(set(posts) - guids),
             "links": len(set(urls.values()) - links),

@@ -20,7 +20,10 @@ COMMAND = "make chaos"
 def _losses(fig: dict[str, Any]) -> str:
     lost = sum(v for v in fig.get("lost", {}).values() if isinstance(v, int | float))
     dup = sum(v for v in fig.get("duplicated", {}).values() if isinstance(v, int | float))
-    return f"{lost:g} lost, {dup:g} duplicated"
+    again = fig.get("recaptured", {}).get("links", 0)
+    return f"{lost:g} lost, {dup:g} duplicated" + (
+        f", {again} fetched again by a later try" if again else ""
+    )
 
 
 def row(fig: dict[str, Any]) -> tuple[str, str, str]:
