@@ -10,6 +10,7 @@ from datetime import datetime
 
 from services.writer import (
     artifacts,
+    evidence_store,
     external_archives,
     linkstore,
     media,
@@ -121,9 +122,10 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
 
 def forget_declined(ctx: ApplyContext, link_id: int, snapshot_id: str) -> None:
     """The page asked not to be archived: whatever this capture kept before a hook saw it
-    (a platform API step's post, its images and WARC) is forgotten, its S3 objects queued
-    for deletion."""
+    (a platform API step's post, its images and WARC, the evidence's manifest and WACZ) is
+    forgotten, its S3 objects queued for deletion."""
     posts.forget_snapshot(ctx.conn, link_id, snapshot_id)
+    evidence_store.forget_snapshot(ctx.conn, snapshot_id)
     keys = artifacts.remove_for_snapshot(ctx.conn, snapshot_id)
     if keys:
         moderation.remove_objects(ctx.conn, link_id, keys, ctx.now_iso)

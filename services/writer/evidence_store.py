@@ -22,6 +22,7 @@ from services.writer import artifacts
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.db import transaction
+from shared.hooks.error_codes import opted_out
 from shared.messages import EvidenceReport, TimestampJob, TimestampResult
 
 TIMESTAMP_BACKOFF = (1, 2, 5, 15, 60, 360)
@@ -40,6 +41,8 @@ def apply_evidence_report(ctx: ApplyContext, report: EvidenceReport) -> None:
     ).fetchone()
     if old is not None and old["attempt"] > report.attempt:
         return  # a late report of an earlier attempt
+    if _declined(conn, report.snapshot_id):
+        return  # a report seen again after the capture was forgotten (forget_snapshot)
     conn.execute(
         "INSERT INTO evidence (snapshot_id, link_id, attempt, manifest_key, fingerprint,"
         " wacz_key, verdict, verdict_detail, checked_at, created_at, updated_at)"
@@ -65,6 +68,16 @@ def apply_evidence_report(ctx: ApplyContext, report: EvidenceReport) -> None:
             for a in dict.fromkeys(ctx.policy.timestamp_authorities)
         ],
     )
+
+
+def _declined(conn: sqlite3.Connection, snapshot_id: str) -> bool:
+    """Whether a hook of the snapshot found that the page asks not to be archived."""
+    codes = conn.execute(
+        "SELECT DISTINCT error_code FROM archive_results"
+        " WHERE snapshot_id = ? AND error_code IS NOT NULL",
+        (snapshot_id,),
+    )
+    return any(opted_out(code) for (code,) in codes)
 
 
 def _link_of(conn: sqlite3.Connection, snapshot_id: str, reported: int) -> int:
@@ -172,6 +185,14 @@ def plan_timestamps(
 def move_to_link(conn: sqlite3.Connection, loser: int, survivor: int) -> None:
     """Dedup merged `loser` into `survivor`: its captures' evidence follows."""
     conn.execute("UPDATE evidence SET link_id = ? WHERE link_id = ?", (survivor, loser))
+
+
+def forget_snapshot(conn: sqlite3.Connection, snapshot_id: str) -> None:
+    """A page that asked not to be archived: the capture's evidence goes with its files (a
+    fingerprint of files no one keeps proves nothing, and no authority is asked to stamp
+    it)."""
+    conn.execute("DELETE FROM evidence_timestamps WHERE snapshot_id = ?", (snapshot_id,))
+    conn.execute("DELETE FROM evidence WHERE snapshot_id = ?", (snapshot_id,))
 
 
 def forget(conn: sqlite3.Connection, link_id: int) -> None:
