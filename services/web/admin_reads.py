@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from services.web.liveness_admin import liveness_counts
+from shared.hooks.error_codes import opted_out
 
 AUDIT_COLUMNS = (
     "id",
@@ -85,7 +86,8 @@ def queue(conn: sqlite3.Connection, now: datetime) -> dict[str, Any]:
 
 
 def by_domain(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]]:
-    """Per domain: jobs running and waiting, links failed (what a retry would queue again)."""
+    """Per domain: jobs running and waiting, links failed (what a retry would queue again:
+    not those whose page asked not to be archived)."""
     rows: dict[str, dict[str, Any]] = {}
 
     def row(domain: str) -> dict[str, Any]:
@@ -103,10 +105,11 @@ def by_domain(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]
         if r["status"] == "queued":
             item["oldest"] = r["oldest"]
     for r in conn.execute(
-        "SELECT domain, count(*) AS n FROM links WHERE status = 'failed'"
-        " AND taken_down_at IS NULL GROUP BY domain"
+        "SELECT domain, last_error_code, count(*) AS n FROM links WHERE status = 'failed'"
+        " AND taken_down_at IS NULL GROUP BY domain, last_error_code"
     ):
-        row(r["domain"])["failed"] = r["n"]
+        if not opted_out(r["last_error_code"]):
+            row(r["domain"])["failed"] += r["n"]
     ordered = sorted(rows.values(), key=lambda d: (-d["running"] - d["waiting"], -d["failed"]))
     return ordered[:limit]
 

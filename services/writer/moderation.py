@@ -48,6 +48,7 @@ from services.writer.context import ApplyContext
 from services.writer.db import transaction
 from services.writer.job_policy import MANUAL_PRIORITY, Decision
 from services.writer.liveness import dispatch as liveness
+from shared.hooks.error_codes import opted_out
 from shared.messages import (
     ExcludeCommand,
     IncludeCommand,
@@ -298,11 +299,13 @@ def apply_include(ctx: ApplyContext, cmd: IncludeCommand) -> None:
 
 
 def apply_retry(ctx: ApplyContext, cmd: RetryCommand) -> None:
-    """A new job for every failed link that matches, is not blocked and has none running."""
+    """A new job for every failed link that matches, is not blocked and has none running;
+    not one whose page asked not to be archived (a decline, not a failure: `dla rearchive`
+    asks it again)."""
     if _audited(ctx, cmd.request_id):
         return
     conn = ctx.conn
-    sql = "SELECT id FROM links WHERE status = 'failed' AND taken_down_at IS NULL"
+    sql = "SELECT id, last_error_code FROM links WHERE status = 'failed' AND taken_down_at IS NULL"
     args: list[str] = []
     if cmd.domain:
         sql += " AND (domain = ? OR domain LIKE '%.' || ?)"
@@ -314,7 +317,9 @@ def apply_retry(ctx: ApplyContext, cmd: RetryCommand) -> None:
         )
         args.append(iso(cmd.since))
     queued = 0
-    for (link_id,) in conn.execute(sql, args).fetchall():
+    for link_id, code in conn.execute(sql, args).fetchall():
+        if opted_out(code):
+            continue
         state = transitions.link_state(conn, link_id)
         if state.blocked or state.active_job_id is not None:
             continue

@@ -19,13 +19,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from services.web import admin_reads
 from services.web.console import session
 from services.web.state import WebState
 from services.writer.db import open_db
 from shared.messages import ExcludeCommand, TakedownCommand, UndoTakedownCommand
 from testkit.writer_harness import Harness
 from tests.web.conftest import client_for, web_settings
-from tests.writer.test_moderation import captured
+from tests.writer.test_moderation import broken_and_declined, captured
 
 SECRET = "correct-horse-battery"
 HTML = {"accept": "text/html"}
@@ -312,3 +313,11 @@ async def test_an_exclusion_is_lifted_from_its_row_only_if_an_admin_made_it(
         "/admin/takedowns/include", data=form | {"domain": "spam.example"}, headers=HTML
     )
     assert r.status_code == 503 and "cannot take requests right now" in r.text
+
+
+def test_the_queue_counts_as_failed_what_a_retry_would_queue(tmp_path: Path) -> None:
+    """A link whose page asked not to be archived is no failed link of its domain (a retry
+    leaves it alone: tests/writer/test_moderation.py)."""
+    h = Harness(open_db(tmp_path / "archive.sqlite3"))
+    broken_and_declined(h)
+    assert [(d["domain"], d["failed"]) for d in admin_reads.by_domain(h.conn)] == [("a.example", 1)]

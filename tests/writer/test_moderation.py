@@ -12,7 +12,7 @@ from services.writer import backup, backup_rows, moderation
 from services.writer.clock import iso
 from services.writer.housekeeping import Housekeeping
 from services.writer.settings import WriterSettings
-from shared.hooks.records import ArtifactRecord, MetadataRecord, TextRecord
+from shared.hooks.records import ArchiveResultRecord, ArtifactRecord, MetadataRecord, TextRecord
 from shared.messages import (
     ExcludeCommand,
     IncludeCommand,
@@ -270,6 +270,31 @@ def test_retry_queues_failed_links_of_a_domain(h: Harness) -> None:
         " WHERE j.status = 'queued'"
     )
     assert [r[0] for r in queued] == ["a.example"]
+    assert h.one("SELECT detail FROM admin_audit") == "1 link(s) queued"
+
+
+def broken_and_declined(h: Harness) -> tuple[sqlite3.Row, sqlite3.Row]:
+    """Two failed links of a.example: a 404, and a page that asked not to be archived."""
+    for n, url in enumerate(["https://a.example/broken", "https://a.example/opted-out"]):
+        h.apply(post(f"g{n}", occ(url)))
+    h.dispatch()
+    broken, opted = h.jobs("running")
+    nav = "on_Snapshot__21_navigate.py"
+    for job, code in ((broken, "E_NAVIGATE_HTTP_404"), (opted, "E_NAVIGATE_DECLINED")):
+        result = ArchiveResultRecord(status="failed", plugin="navigate", hook=nav,
+                                     error_code=code)  # fmt: skip
+        h.apply(event(job, 0, result), done(job, records=1))
+    assert h.tuples("SELECT status FROM links ORDER BY id") == [("failed",), ("failed",)]
+    return broken, opted
+
+
+def test_retry_leaves_alone_a_link_whose_page_asked_not_to_be_archived(h: Harness) -> None:
+    """A decline is not a failure: a retry of every failed link does not fetch the page
+    again (`dla rearchive` of that one link still does)."""
+    broken, _ = broken_and_declined(h)
+    h.apply(RetryCommand(admin="alice", request_id="r3", requested_at=T0))
+    queued = "SELECT link_id FROM archive_jobs WHERE status = 'queued'"
+    assert h.tuples(queued) == [(broken["link_id"],)]
     assert h.one("SELECT detail FROM admin_audit") == "1 link(s) queued"
 
 

@@ -146,7 +146,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Only links that failed since (ISO date/time, UTC)."),
         ] = None,
     ) -> None:
-        """Queue failed links again (admin)."""
+        """Queue failed links again, not those whose page asked not to be archived (`dla
+        rearchive ID` asks one again) (admin)."""
         if not failed:
             raise CliError("say what to retry: --failed", Exit.USAGE)
         body: dict[str, str] = {}
