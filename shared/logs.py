@@ -18,14 +18,25 @@ class RedactSecrets(logging.Filter):
         super().__init__()
         self._secrets = [v for k in sorted(SECRET_ENV_VARS) if len(v := os.environ.get(k, "")) >= 4]
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        msg = record.getMessage()
-        clean = _URL_PASSWORD.sub(r"\1***@", msg)
+    def clean(self, text: str) -> str:
+        """`text` with URL passwords and secret values masked."""
+        clean = _URL_PASSWORD.sub(r"\1***@", text)
         for secret in self._secrets:
             clean = clean.replace(secret, "***")
+        return clean
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        clean = self.clean(msg)
         if clean != msg:
             record.msg, record.args = clean, None
         return True
+
+
+def redact(text: str) -> str:
+    """`text` as a log line would show it: URL passwords and the environment's secrets
+    masked (for what a service shows outside its logs, e.g. a feed's URL in /healthz)."""
+    return RedactSecrets().clean(text)
 
 
 def setup_logging(level: str, service: str) -> None:

@@ -16,7 +16,9 @@ GAPS = Counter(
 )
 POLL_SECONDS = Histogram("dla_poller_poll_duration_seconds", "Time of one poll", ["feed"])
 LAST_OK = Gauge(
-    "dla_poller_last_success_timestamp_seconds", "Unix time of the last good poll", ["feed"]
+    "dla_poller_last_success_timestamp_seconds",
+    "Unix time of the last poll the feed answered (new posts or none)",
+    ["feed"],
 )
 ITEMS_DROPPED = Counter(
     "dla_poller_items_dropped_total", "Feed items dropped, never published", ["feed", "reason"]

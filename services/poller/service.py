@@ -32,6 +32,7 @@ from services.poller.feed_fetch import (
     fetch,
     parse,
 )
+from services.poller.feed_health import FeedHealth
 from services.poller.metrics import GAPS, LAST_OK, LINKS, POLL_SECONDS, POLLS, POSTS, feed_label
 from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
@@ -42,6 +43,7 @@ from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
 from shared.links.occurrences import occurrences_for_post
 from shared.links.urlparts import scrub_credentials
+from shared.logs import redact
 from shared.messages import BackfillReport, BackfillRequest, FeedGap, FeedPost
 from shared.observability import HealthCheck
 from shared.subjects import FEED_GAP, FEED_POST, POLLER_BACKFILL, POLLER_QUEUE
@@ -79,6 +81,7 @@ class Poller:
         self.ctx = ctx
         self.settings = settings
         self.states = {url: FeedState() for url in settings.feeds}
+        self.health = {url: FeedHealth() for url in settings.feeds}
         self.published: OrderedDict[str, str] = OrderedDict()
         self._resolver: Resolver | None = None
         self.positions: PositionStore | None = None
@@ -213,6 +216,17 @@ class Poller:
             log.warning("%s: position not saved, will retry next poll: %s", feed_url, exc)
             POLLS.labels(feed_label(feed_url), "position_not_saved").inc()
 
+    def outcome(self, feed_url: str, outcome: str, message: str = "") -> None:
+        """Count a poll's outcome and keep the feed's health (`ok` and `not_modified`: the
+        feed answered; anything else: a failure, with `message`)."""
+        POLLS.labels(feed_label(feed_url), outcome).inc()
+        now = datetime.now(UTC)
+        if outcome in ("ok", "not_modified"):
+            self.health[feed_url].succeeded(now)
+            LAST_OK.labels(feed_label(feed_url)).set(now.timestamp())
+        else:
+            self.health[feed_url].failed(outcome, message, now)
+
     async def poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         """One poll of one feed; every failure is logged and counted, never raised."""
         state = self.states[feed_url]
@@ -221,13 +235,13 @@ class Poller:
                 await self.load_position(feed_url)
             except BusError as exc:
                 log.warning("poll of %s skipped: its position cannot be read: %s", feed_url, exc)
-                POLLS.labels(feed_label(feed_url), "position_unavailable").inc()
+                self.outcome(feed_url, "position_unavailable", str(exc))
                 return
             try:
                 body = await fetch(client, feed_url, state, self.settings.feed_max_bytes)
                 digest = None if body is None else body_digest(body)
                 if body is None or digest == state.body_sha256:
-                    POLLS.labels(feed_label(feed_url), "not_modified").inc()
+                    self.outcome(feed_url, "not_modified")
                     return
                 items = parse(body, feed_url)
                 if has_gap(state, items):
@@ -235,13 +249,13 @@ class Poller:
                 await self.publish_items(client, feed_url, items)
             except FeedError as exc:
                 log.warning("poll of %s failed (%s): %s", feed_url, exc.reason, exc)
-                POLLS.labels(feed_label(feed_url), exc.reason).inc()
+                self.outcome(feed_url, exc.reason, str(exc))
                 return
             except BusError as exc:
                 log.warning(
                     "poll of %s: could not publish, will retry next poll: %s", feed_url, exc
                 )
-                POLLS.labels(feed_label(feed_url), "publish_failed").inc()
+                self.outcome(feed_url, "publish_failed", str(exc))
                 state.etag = state.last_modified = state.body_sha256 = None
                 return
         state.body_sha256 = digest
@@ -252,8 +266,7 @@ class Poller:
             state.max_post_id = max([*ids, state.max_post_id or 0])
         if (state.max_post_id, state.last_guids) != before:
             await self.save_position(feed_url, state)
-        POLLS.labels(feed_label(feed_url), "ok").inc()
-        LAST_OK.labels(feed_label(feed_url)).set_to_current_time()
+        self.outcome(feed_url, "ok")
         log.info("polled %s: %d items", feed_url, len(items))
 
     async def fill_gap(
@@ -309,8 +322,24 @@ class Poller:
 
 async def body(ctx: ServiceContext[PollerSettings]) -> None:
     """Service body."""
+    poller = Poller(ctx, ctx.settings)
     ctx.add_check(positions_check(ctx))
-    await Poller(ctx, ctx.settings).run()
+    ctx.add_check(feeds_check(poller))
+    await poller.run()
+
+
+def feeds_check(poller: Poller) -> HealthCheck:
+    """/healthz `feeds`: each feed's health (services/poller/feed_health.py). A failing feed
+    does not make the poller unhealthy: restarting it would not mend the forum."""
+
+    async def check() -> dict[str, object]:
+        feeds = {redact(url): h.as_json() for url, h in poller.health.items()}
+        for health in feeds.values():
+            if isinstance(health["error"], str):
+                health["error"] = redact(health["error"])
+        return {"feeds": feeds}
+
+    return check
 
 
 def positions_check(ctx: ServiceContext[PollerSettings]) -> HealthCheck:

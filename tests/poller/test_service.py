@@ -232,3 +232,40 @@ async def test_an_empty_body_is_a_counted_failure_and_publishes_nothing(
     labels = {"feed": "127.0.0.1", "outcome": "empty"}
     assert REGISTRY.get_sample_value("dla_poller_polls_total", labels) == 1
     assert await published(ctx) == []
+
+
+async def test_a_feeds_health_says_since_when_it_fails_and_a_quiet_feed_is_healthy(
+    ctx: ServiceContext,
+) -> None:
+    """Two failed polls, then an answer, then the same answer again (nothing new on the
+    forum: still an answer). The health and the alerting gauge follow each; the /healthz
+    check shows the feed with its password masked."""
+    from services.poller.metrics import LAST_OK, feed_label
+    from services.poller.service import feeds_check
+
+    replies = [Reply(b"<html>down for maintenance", 503), Reply(b"<html>a login page")]
+    with FixtureServer() as forum:
+        good = Reply(posts_rss(forum.base, [Post(1, 1, "<p>hi</p>")]))
+        forum.routes["/posts.rss"] = lambda _: replies.pop(0) if replies else good
+        url = f"{forum.base}/posts.rss".replace("://", "://reader:s3cret-word@")
+        poller = poller_for(ctx, url)
+        health = poller.health[url]
+        await poll(poller, url)
+        assert (health.as_json()["ok"], health.failures) == (False, 1)
+        assert health.error is not None and health.error.startswith("http_status: HTTP 503")
+        since = health.failing_since
+        await poll(poller, url)
+        assert (health.failing_since, health.failures) == (since, 2)
+        assert health.error is not None and health.error.startswith("not_a_feed")
+        answers = await feeds_check(poller)()
+        shown = answers["feeds"]
+        assert isinstance(shown, dict) and len(shown) == 1
+        assert "s3cret-word" not in str(answers) and "reader:***@" in next(iter(shown))
+        for _ in range(2):  # a post, then nothing new
+            await poll(poller, url)
+            assert health.as_json()["ok"] and health.error is None
+            first = health.last_success
+            assert first is not None
+            gauge = LAST_OK.labels(feed_label(url))._value.get()
+            assert gauge == first.timestamp()
+    assert [type(m) for m in await published(ctx)] == [FeedPost]

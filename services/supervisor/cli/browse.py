@@ -30,23 +30,56 @@ def with_forum(params: dict[str, str | int], forum: str | None) -> dict[str, str
     return params | {"forum": forum} if forum else params
 
 
+def healthz_url(client: StackClient, service: str) -> str | None:
+    """A service's /healthz here (None: no port file, it was not started here)."""
+    if service == "web":
+        return f"{client.web_url}/healthz"
+    try:
+        port = int((client.settings.data_dir / "run" / f"{service}.port").read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return f"http://{client.settings.metrics_host}:{port}/healthz"
+
+
+def feeds(client: StackClient) -> dict[str, dict[str, Any]]:
+    """Each watched feed's health as the poller tells it (its /healthz `feeds`); empty when
+    the poller does not answer (the services table says why)."""
+    url = healthz_url(client, "poller")
+    if url is None:
+        return {}
+    try:
+        answer = httpx.get(url, timeout=client.settings.cli_timeout_seconds).json()
+    except (httpx.HTTPError, ValueError):
+        return {}
+    found = answer.get("feeds") if isinstance(answer, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def feed_state(health: dict[str, Any]) -> str:
+    """'ok · answered 2026-11-30 14:44:52Z', 'failing since …, 3 poll(s): http_status: HTTP
+    404 …', 'not polled yet'."""
+    if not health.get("ok", True):
+        return (
+            f"failing since {_seconds(health.get('failing_since'))},"
+            f" {health.get('failures')} poll(s): {health.get('error')}"
+        )
+    if health.get("last_success"):
+        return f"ok · answered {_seconds(health['last_success'])}"
+    return "not polled yet"
+
+
+def _seconds(iso: object) -> str:
+    """'2026-11-30T14:47:28.280559Z' -> '2026-11-30 14:47:28Z'."""
+    text = str(iso)
+    return text[:19].replace("T", " ") + "Z" if len(text) >= 19 else text
+
+
 def health(client: StackClient) -> dict[str, str]:
     """Each service's /healthz: up, unhealthy (its status), not answering (it took the connection
     and gave no answer within `CLI_TIMEOUT_SECONDS`: busy or hung, not down), down (nothing
     listens), or unknown (no port file: not started here). Asked of every service at once."""
-    run = client.settings.data_dir / "run"
     timeout = client.settings.cli_timeout_seconds
-    urls: dict[str, str | None] = {}
-    for name in SERVICES:
-        if name == "web":
-            urls[name] = f"{client.web_url}/healthz"
-            continue
-        try:
-            port = int((run / f"{name}.port").read_text().strip())
-        except (OSError, ValueError):
-            urls[name] = None
-            continue
-        urls[name] = f"http://{client.settings.metrics_host}:{port}/healthz"
+    urls = {name: healthz_url(client, name) for name in SERVICES}
 
     def ask(http: httpx.Client, url: str | None) -> str:
         if url is None:
@@ -93,10 +126,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def status(as_json: JsonOpt = False) -> None:
-        """Services up, backlog per stream, captures per minute, failures in the last hour by
-        error code, liveness checks due, running and their answers, the oldest pending job."""
+        """Services up, each feed's last answer (or why it fails), backlog per stream,
+        captures per minute, failures in the last hour by error code, liveness checks due,
+        running and their answers, the oldest pending job."""
         with stack_client() as client:
             services = health(client)
+            watched = feeds(client)
             try:
                 streams = asyncio.run(backlog(client.nats_url, client.settings.cli_timeout_seconds))
             except Exception as exc:
@@ -114,11 +149,13 @@ def register(app: typer.Typer) -> None:
                         Exit.UNREACHABLE,
                     ) from None
                 queue_error = str(exc)
-        data = {"services": services, "backlog": streams, **queue}
+        data = {"services": services, "feeds": watched, "backlog": streams, **queue}
         if as_json:
             print_json(data)
             return
         table("services", ["service", "state"], services.items())
+        if watched:
+            table("feeds", ["feed", "state"], [(u, feed_state(h)) for u, h in watched.items()])
         if nats_error:
             out.print(f"[yellow]{nats_error}[/]")
         else:
