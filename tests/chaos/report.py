@@ -96,6 +96,13 @@ def row(fig: dict[str, Any]) -> tuple[str, str, str]:
             f"connect went to the checked address; canary hits {fig['canary_hits']}",
             "",
         )
+    if name == "ssrf_browser":
+        return (
+            f"SSRF: the browser's sub-requests through the archiver's egress proxy, each private"
+            f" target as a GET and as a CONNECT ({fig['cases']} requests)",
+            f"{fig['refused']} of {fig['cases']} refused and recorded",
+            "",
+        )
     if name.startswith("fuzz_"):
         return (
             f"atheris fuzzing of {name[5:]} for {fig['seconds']} s",
