@@ -138,6 +138,9 @@ POLLER_QUEUE = "poller"
 
 POLLER_POSITIONS = "POLLER_POSITIONS"
 """Key-value bucket: each feed's poller position (newest post id, last guids), one key a feed."""
+FEED_HEALTH = "FEED_HEALTH"
+"""Key-value bucket: each feed's health after its last poll (shared.feed_health), one key a
+feed, for the owner's console and `dla status`."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ fills the gap from ``/posts.json`` (bounded by BACKFILL_MAX_PAGES, recorded as a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 
@@ -21,17 +20,13 @@ from nats.js.kv import KeyValue
 
 from services.poller.feed_fetch import FeedState
 from shared.errors import BusError
+from shared.feed_health import feed_key
 from shared.subjects import POLLER_POSITIONS
 
 log = logging.getLogger(__name__)
 
 KEPT_GUIDS = 500
 """Guids of the last poll kept (feeds without post ids find gaps by guid overlap)."""
-
-
-def feed_key(feed_url: str) -> str:
-    """The bucket key of a feed (keys allow only a few characters: a hash of the URL)."""
-    return "feed." + hashlib.sha256(feed_url.encode()).hexdigest()[:40]
 
 
 class PositionStore:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 import nats.errors
 from nats.aio.msg import Msg
+from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
 from services.poller import metrics
@@ -37,7 +38,7 @@ from services.poller.metrics import GAPS, LAST_OK, LINKS, POLL_SECONDS, POLLS, P
 from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
-from shared import bus
+from shared import bus, feed_health
 from shared.discourse import NotATopic, TopicRef, forum_of, parse_topic_url
 from shared.errors import BusError
 from shared.lifecycle import Service, ServiceContext
@@ -82,6 +83,8 @@ class Poller:
         self.settings = settings
         self.states = {url: FeedState() for url in settings.feeds}
         self.health = {url: FeedHealth() for url in settings.feeds}
+        self.health_kv: KeyValue | None = None
+        self.health_saved = True
         self.published: OrderedDict[str, str] = OrderedDict()
         self._resolver: Resolver | None = None
         self.positions: PositionStore | None = None
@@ -228,7 +231,31 @@ class Poller:
             self.health[feed_url].failed(outcome, message, now)
 
     async def poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
-        """One poll of one feed; every failure is logged and counted, never raised."""
+        """One poll of one feed, then its health stored for the owner; every failure is
+        logged and counted, never raised."""
+        try:
+            await self._poll(client, feed_url)
+        finally:
+            await self.save_health(feed_url)
+
+    async def save_health(self, feed_url: str) -> None:
+        """Store the feed's health report (shared.feed_health); a failure is logged once
+        until a save works again (the next poll saves again)."""
+        report = self.health[feed_url].report(feed_url)
+        if report is None:
+            return
+        try:
+            if self.health_kv is None:
+                self.health_kv = await feed_health.bucket(self.ctx.js, self.settings.nats_replicas)
+            await feed_health.save(self.health_kv, feed_url, report)
+        except BusError as exc:
+            if self.health_saved:
+                log.warning("%s: feed health not stored, will retry next poll: %s", feed_url, exc)
+            self.health_saved = False
+        else:
+            self.health_saved = True
+
+    async def _poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         state = self.states[feed_url]
         with POLL_SECONDS.labels(feed_label(feed_url)).time():
             try:
@@ -333,10 +360,14 @@ def feeds_check(poller: Poller) -> HealthCheck:
     does not make the poller unhealthy: restarting it would not mend the forum."""
 
     async def check() -> dict[str, object]:
-        feeds = {redact(url): h.as_json() for url, h in poller.health.items()}
-        for health in feeds.values():
-            if isinstance(health["error"], str):
-                health["error"] = redact(health["error"])
+        feeds: dict[str, object] = {}
+        for url, health in poller.health.items():
+            report = health.report(url)
+            feeds[redact(url)] = (
+                {"ok": True, "polled_at": None}
+                if report is None
+                else report.model_dump(mode="json", exclude={"feed"})
+            )
         return {"feeds": feeds}
 
     return check

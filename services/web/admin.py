@@ -24,6 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from services.web import admin_actions as actions
 from services.web import admin_reads
 from services.web.console import session
+from services.web.feeds import feed_reports
 from services.web.present import display_status
 from services.web.routes.actions import publish
 from services.web.state import WebState
@@ -228,8 +229,11 @@ async def check_now(request: Request, body: CheckBody, _: Admin) -> JSONResponse
 @router.get("/queue.json", summary="The queue: backlog, throughput, failures, oldest job")
 async def queue(request: Request, _: Admin) -> dict[str, Any]:
     """Jobs by status, captures per minute (last 10 min), failures in the last hour by error
-    code, the oldest pending job, and the audit trail's latest entries."""
-    return await actions.read(_state(request), admin_reads.queue, datetime.now(UTC))
+    code, the oldest pending job, the audit trail's latest entries, and each watched feed's
+    health (`feeds`: null when NATS cannot say)."""
+    state = _state(request)
+    figures = await actions.read(state, admin_reads.queue, datetime.now(UTC))
+    return figures | {"feeds": await feed_reports(state)}
 
 
 @router.get("/takedowns.json", summary="Takedowns (with their undo window) and exclusions")

@@ -238,10 +238,11 @@ async def test_a_feeds_health_says_since_when_it_fails_and_a_quiet_feed_is_healt
     ctx: ServiceContext,
 ) -> None:
     """Two failed polls, then an answer, then the same answer again (nothing new on the
-    forum: still an answer). The health and the alerting gauge follow each; the /healthz
-    check shows the feed with its password masked."""
+    forum: still an answer). The report stored for the owner (shared.feed_health, read as
+    the web reads it) and the alerting gauge follow each; the feed's password is masked."""
     from services.poller.metrics import LAST_OK, feed_label
     from services.poller.service import feeds_check
+    from shared.feed_health import read_all
 
     replies = [Reply(b"<html>down for maintenance", 503), Reply(b"<html>a login page")]
     with FixtureServer() as forum:
@@ -249,23 +250,23 @@ async def test_a_feeds_health_says_since_when_it_fails_and_a_quiet_feed_is_healt
         forum.routes["/posts.rss"] = lambda _: replies.pop(0) if replies else good
         url = f"{forum.base}/posts.rss".replace("://", "://reader:s3cret-word@")
         poller = poller_for(ctx, url)
-        health = poller.health[url]
+        assert await read_all(ctx.js) == []  # nothing polled yet
         await poll(poller, url)
-        assert (health.as_json()["ok"], health.failures) == (False, 1)
-        assert health.error is not None and health.error.startswith("http_status: HTTP 503")
-        since = health.failing_since
+        (first,) = await read_all(ctx.js)
+        assert (first.ok, first.failures, first.last_success) == (False, 1, None)
+        assert first.error is not None and first.error.startswith("http_status: HTTP 503")
+        assert first.feed == url.replace("s3cret-word", "***")
         await poll(poller, url)
-        assert (health.failing_since, health.failures) == (since, 2)
-        assert health.error is not None and health.error.startswith("not_a_feed")
-        answers = await feeds_check(poller)()
-        shown = answers["feeds"]
-        assert isinstance(shown, dict) and len(shown) == 1
-        assert "s3cret-word" not in str(answers) and "reader:***@" in next(iter(shown))
+        (second,) = await read_all(ctx.js)
+        assert (second.failing_since, second.failures) == (first.failing_since, 2)
+        assert second.error is not None and second.error.startswith("not_a_feed")
+        shown = await feeds_check(poller)()
+        assert "s3cret-word" not in str(shown) and "reader:***@" in str(shown)
         for _ in range(2):  # a post, then nothing new
             await poll(poller, url)
-            assert health.as_json()["ok"] and health.error is None
-            first = health.last_success
-            assert first is not None
+            (report,) = await read_all(ctx.js)
+            assert report.ok and report.error is None and report.failing_since is None
+            assert report.last_success is not None
             gauge = LAST_OK.labels(feed_label(url))._value.get()
-            assert gauge == first.timestamp()
+            assert gauge == report.last_success.timestamp()
     assert [type(m) for m in await published(ctx)] == [FeedPost]

@@ -321,3 +321,47 @@ def test_the_queue_counts_as_failed_what_a_retry_would_queue(tmp_path: Path) -> 
     h = Harness(open_db(tmp_path / "archive.sqlite3"))
     broken_and_declined(h)
     assert [(d["domain"], d["failed"]) for d in admin_reads.by_domain(h.conn)] == [("a.example", 1)]
+
+
+async def test_the_queue_shows_each_feeds_health_from_nats(
+    tmp_path: Path, tokens: None, nats_url: str
+) -> None:
+    """What the poller stored (shared.feed_health) on the console's queue page and in
+    /admin/queue.json, failing feeds first; without NATS the page says the state is
+    unavailable instead of failing."""
+    from shared import bus, feed_health
+
+    archive(tmp_path)[0].conn.close()
+    nc = await bus.connect(nats_url, "test-web-feeds")
+    try:
+        kv = await feed_health.bucket(nc.jetstream())
+        at = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
+        reports = {
+            "https://forum.example/posts.rss": feed_health.FeedHealthReport(
+                feed="https://forum.example/posts.rss", ok=True, polled_at=at, last_success=at
+            ),
+            "https://gone.example/posts.rss": feed_health.FeedHealthReport(
+                feed="https://gone.example/posts.rss", ok=False, polled_at=at, failing_since=at,
+                failures=3, error="http_status: HTTP 404 from https://gone.example/posts.rss",
+            ),
+        }  # fmt: skip
+        for url, report in reports.items():
+            await feed_health.save(kv, url, report)
+        state = WebState.of(web_settings(tmp_path))
+        async with client_for(state) as c:
+            state.nc = nc
+            queue = (await c.get("/admin/queue.json", headers=BEARER)).json()
+            assert [(f["feed"], f["ok"], f["failures"]) for f in queue["feeds"]] == [
+                ("https://gone.example/posts.rss", False, 3),
+                ("https://forum.example/posts.rss", True, 0),
+            ]
+            await log_in(c)
+            page = (await c.get("/admin", headers=HTML)).text
+            assert "https://gone.example/posts.rss" in page and "failing" in page
+            assert "http_status: HTTP 404" in page
+            state.nc = None
+            page = (await c.get("/admin", headers=HTML)).text
+            assert "The feeds' state is unavailable" in page
+            assert (await c.get("/admin/queue.json", headers=BEARER)).json()["feeds"] is None
+    finally:
+        await nc.close()

@@ -41,31 +41,15 @@ def healthz_url(client: StackClient, service: str) -> str | None:
     return f"http://{client.settings.metrics_host}:{port}/healthz"
 
 
-def feeds(client: StackClient) -> dict[str, dict[str, Any]]:
-    """Each watched feed's health as the poller tells it (its /healthz `feeds`); empty when
-    the poller does not answer (the services table says why)."""
-    url = healthz_url(client, "poller")
-    if url is None:
-        return {}
-    try:
-        answer = httpx.get(url, timeout=client.settings.cli_timeout_seconds).json()
-    except (httpx.HTTPError, ValueError):
-        return {}
-    found = answer.get("feeds") if isinstance(answer, dict) else None
-    return found if isinstance(found, dict) else {}
-
-
 def feed_state(health: dict[str, Any]) -> str:
-    """'ok · answered 2026-11-30 14:44:52Z', 'failing since …, 3 poll(s): http_status: HTTP
-    404 …', 'not polled yet'."""
+    """A feed's health report (shared.feed_health, from /admin/queue.json) in a line: 'ok ·
+    answered 2026-11-30 14:44:52Z', 'failing since …, 3 poll(s): http_status: HTTP 404 …'."""
     if not health.get("ok", True):
         return (
             f"failing since {_seconds(health.get('failing_since'))},"
             f" {health.get('failures')} poll(s): {health.get('error')}"
         )
-    if health.get("last_success"):
-        return f"ok · answered {_seconds(health['last_success'])}"
-    return "not polled yet"
+    return f"ok · answered {_seconds(health.get('last_success'))}"
 
 
 def _seconds(iso: object) -> str:
@@ -131,7 +115,6 @@ def register(app: typer.Typer) -> None:
         running and their answers, the oldest pending job."""
         with stack_client() as client:
             services = health(client)
-            watched = feeds(client)
             try:
                 streams = asyncio.run(backlog(client.nats_url, client.settings.cli_timeout_seconds))
             except Exception as exc:
@@ -149,13 +132,14 @@ def register(app: typer.Typer) -> None:
                         Exit.UNREACHABLE,
                     ) from None
                 queue_error = str(exc)
-        data = {"services": services, "feeds": watched, "backlog": streams, **queue}
+        data = {"services": services, "backlog": streams, **queue}
         if as_json:
             print_json(data)
             return
         table("services", ["service", "state"], services.items())
+        watched = queue.get("feeds") or []
         if watched:
-            table("feeds", ["feed", "state"], [(u, feed_state(h)) for u, h in watched.items()])
+            table("feeds", ["feed", "state"], [(f.get("feed"), feed_state(f)) for f in watched])
         if nats_error:
             out.print(f"[yellow]{nats_error}[/]")
         else:

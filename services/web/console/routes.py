@@ -18,6 +18,7 @@ from services.web import admin_actions as actions
 from services.web import admin_reads
 from services.web.admin import tokens_of
 from services.web.console import session
+from services.web.feeds import feed_reports
 from services.web.ratelimit import SlidingWindow
 from services.web.routes.actions import client_key, read_fields
 from services.web.state import WebState
@@ -108,6 +109,7 @@ async def _queue_context(state: WebState) -> dict[str, Any]:
         "domains": await actions.read(state, admin_reads.by_domain),
         "running": await actions.read(state, admin_reads.jobs, "running"),
         "waiting": await actions.read(state, admin_reads.jobs, "queued"),
+        "feeds": await feed_reports(state),
         "report": None,
     }
 
