@@ -23,6 +23,7 @@ from services.web.state import WebState
 from shared.backfill import request_backfill
 from shared.discourse import NotATopic
 from shared.errors import BusError
+from shared.links.domains import public_suffix
 from shared.messages import (
     BackfillReport,
     CheckCommand,
@@ -118,8 +119,16 @@ async def undo_takedown(
 
 
 async def exclude(state: WebState, domain: str, reason: str, admin: str) -> ExcludeCommand:
-    """Never capture links of this domain (and its subdomains) from now on."""
-    cmd = ExcludeCommand(domain=domain_of(domain), reason=reason.strip(), admin=admin, **_ids())
+    """Never capture links of this domain (and its subdomains) from now on. A public suffix
+    (`com`, `co.uk`) is refused: it would stop every site under it, surely a slip."""
+    name = domain_of(domain)
+    if public_suffix(name) == name:
+        raise HTTPException(
+            400,
+            f"{name} is a public suffix: excluding it would stop every site under it;"
+            f" exclude a site's domain (example.{name})",
+        )
+    cmd = ExcludeCommand(domain=name, reason=reason.strip(), admin=admin, **_ids())
     await publish(state, CMD_EXCLUDE, cmd)
     return cmd
 

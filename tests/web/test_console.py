@@ -315,6 +315,25 @@ async def test_an_exclusion_is_lifted_from_its_row_only_if_an_admin_made_it(
     assert r.status_code == 503 and "cannot take requests right now" in r.text
 
 
+async def test_excluding_a_public_suffix_is_refused_as_a_slip(
+    held: tuple[httpx.AsyncClient, Harness, int],
+) -> None:
+    """`com` or `co.uk` would stop every site under it: refused, with what to give instead,
+    from the API and the console's form alike; a site's domain under them is taken."""
+    c, _, _ = held
+    for suffix in ("com", "CO.UK."):
+        r = await c.post("/admin/exclude", json={"domain": suffix, "reason": "r"}, headers=BEARER)
+        name = suffix.lower().rstrip(".")
+        assert r.status_code == 400 and f"{name} is a public suffix" in r.json()["error"]
+        assert f"example.{name}" in r.json()["error"]
+    r = await c.post("/admin/exclude", json={"domain": "spam.co.uk", "reason": "r"}, headers=BEARER)
+    assert r.status_code == 503  # checked and sent on: no message bus here
+    csrf = await log_in(c)
+    form = {"domain": "com", "reason": "r", "csrf": csrf}
+    r = await c.post("/admin/takedowns/exclude", data=form, headers=HTML)
+    assert r.status_code == 400 and "com is a public suffix" in r.text
+
+
 def test_the_queue_counts_as_failed_what_a_retry_would_queue(tmp_path: Path) -> None:
     """A link whose page asked not to be archived is no failed link of its domain (a retry
     leaves it alone: tests/writer/test_moderation.py)."""
