@@ -115,3 +115,11 @@ def test_a_link_taken_down_before_the_backup_can_be_undone_after_a_restore(
         ("undo", "done"),
     ]
     conn.close()
+
+
+def test_a_search_for_nothing_asks_for_words(tmp_path: Path) -> None:
+    """Refused before any request (no archive needs to run): an empty table said nothing."""
+    for query in ("", "   "):
+        done = dla(tmp_path, "search", query)
+        assert done.returncode == 2, done
+        assert "say what to search for" in done.stderr

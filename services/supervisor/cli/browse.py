@@ -215,6 +215,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Full-text search over titles, URLs and text, as /search does."""
+        if not query.strip():
+            raise CliError("say what to search for: dla search WORDS", Exit.USAGE)
         params = with_forum({"q": query, "limit": limit}, forum)
         with stack_client() as client:
             data = client.get_json("/search.json", params=params)
