@@ -1,4 +1,4 @@
-"""The poller's metrics. The `feed` label is the feed's host (bounded by configuration)."""
+"""The poller's metrics. The `feed` label is the feed's host and path (bounded by configuration)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,13 @@ SHORT_LINKS = Counter(
 
 
 def feed_label(feed_url: str) -> str:
-    """The bounded label of a feed: its host (never the whole URL)."""
-    return urlsplit(feed_url).hostname or "unknown"
+    """The bounded label of a feed: its host and path (`forum.example/posts.rss`), never its
+    credentials or query. The host alone made two feeds of one forum one series, so that
+    `NoSuccessfulPoll` could not see one of them fail while the other worked."""
+    parts = urlsplit(feed_url)
+    host = parts.hostname or "unknown"
+    path = parts.path.rstrip("/")
+    return host + path
 
 
 def initialise(feed_url: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from services.poller.backfill import backfill
 from services.poller.feed_fetch import FeedError, FeedState, fetch, parse
+from services.poller.metrics import feed_label
 from services.supervisor.children import free_ports
 from testkit.forum import Post, posts_rss
 from testkit.httpserver import FixtureServer, Reply
@@ -165,14 +166,14 @@ def test_items_without_a_usable_link_are_dropped_and_counted() -> None:
 <item><link>/t/ok/5/1</link><guid>forum.test-post-5</guid></item>
 </channel></rss>"""
     before = REGISTRY.get_sample_value(
-        "dla_poller_items_dropped_total", {"feed": "forum.test", "reason": "no_link"}
+        "dla_poller_items_dropped_total", {"feed": feed_label(feed), "reason": "no_link"}
     )
     items = parse(body, feed)
     assert [(i.guid, i.post_url) for i in items] == [
         ("forum.test-post-5", "http://forum.test/t/ok/5/1")
     ]
     after = REGISTRY.get_sample_value(
-        "dla_poller_items_dropped_total", {"feed": "forum.test", "reason": "no_link"}
+        "dla_poller_items_dropped_total", {"feed": feed_label(feed), "reason": "no_link"}
     )
     assert (after or 0) - (before or 0) == 4
 
@@ -228,3 +229,13 @@ def test_a_feed_that_breaks_the_feed_parser_is_malformed() -> None:
             parse(data, "http://forum.test/posts.rss")
         except FeedError as exc:
             assert exc.reason in {"empty", "not_a_feed", "malformed"}
+
+
+def test_two_feeds_of_one_forum_are_two_series() -> None:
+    """The metrics' `feed` label: host and path, never credentials or query."""
+    assert feed_label("https://forum.example/posts.rss") == "forum.example/posts.rss"
+    assert feed_label("https://forum.example/c/news/5.rss") == "forum.example/c/news/5.rss"
+    assert feed_label("https://u:secret@Forum.Example/posts.rss?api_key=k") == (
+        "forum.example/posts.rss"
+    )
+    assert feed_label("https://forum.example/") == "forum.example"

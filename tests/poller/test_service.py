@@ -229,7 +229,9 @@ async def test_an_empty_body_is_a_counted_failure_and_publishes_nothing(
         url = f"{forum.base}/posts.rss"
         forum.routes["/posts.rss"] = Reply(b"")
         await poll(poller_for(ctx, url), url)
-    labels = {"feed": "127.0.0.1", "outcome": "empty"}
+    from services.poller.metrics import feed_label
+
+    labels = {"feed": feed_label(url), "outcome": "empty"}
     assert REGISTRY.get_sample_value("dla_poller_polls_total", labels) == 1
     assert await published(ctx) == []
 
