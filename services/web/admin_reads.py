@@ -130,7 +130,8 @@ def jobs(conn: sqlite3.Connection, status: str, limit: int = 50) -> list[dict[st
 
 def failures_by_code(conn: sqlite3.Connection, limit: int = 100) -> list[dict[str, Any]]:
     """Failed hook results by error code and hook: how many, of how many links, the newest,
-    and a few of the links (the codes and hook names are the owner's: this is the place)."""
+    a few of the links, and whether the code is a page declining to be archived (`declined`:
+    not retried); the codes and hook names are the owner's: this is the place."""
     found = [
         dict(r)
         for r in conn.execute(
@@ -150,6 +151,7 @@ def failures_by_code(conn: sqlite3.Connection, limit: int = 100) -> list[dict[st
     ]
     for item in found:
         item["some_links"] = [int(x) for x in str(item["some_links"] or "").split(",") if x]
+        item["declined"] = opted_out(item["error_code"])
     return found
 
 

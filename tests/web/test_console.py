@@ -336,10 +336,12 @@ async def test_excluding_a_public_suffix_is_refused_as_a_slip(
 
 def test_the_queue_counts_as_failed_what_a_retry_would_queue(tmp_path: Path) -> None:
     """A link whose page asked not to be archived is no failed link of its domain (a retry
-    leaves it alone: tests/writer/test_moderation.py)."""
+    leaves it alone: tests/writer/test_moderation.py); the Failures page marks its code."""
     h = Harness(open_db(tmp_path / "archive.sqlite3"))
     broken_and_declined(h)
     assert [(d["domain"], d["failed"]) for d in admin_reads.by_domain(h.conn)] == [("a.example", 1)]
+    declined = {f["error_code"]: f["declined"] for f in admin_reads.failures_by_code(h.conn)}
+    assert declined == {"E_NAVIGATE_HTTP_404": False, "E_NAVIGATE_DECLINED": True}
 
 
 async def test_the_queue_shows_each_feeds_health_from_nats(
