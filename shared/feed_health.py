@@ -14,7 +14,7 @@ from datetime import datetime
 import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig
-from nats.js.errors import BucketNotFoundError, KeyNotFoundError, NoKeysError
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ValidationError
 
@@ -82,12 +82,14 @@ async def read_all(js: JetStreamContext) -> list[FeedHealthReport]:
     except (TimeoutError, nats.errors.Error) as exc:
         raise BusError(f"feed health bucket unavailable: {exc}") from exc
     reports = []
+    prefix = f"$KV.{FEED_HEALTH}."
     try:
-        keys = await kv.keys()
-    except NoKeysError:
-        return []
+        # the stream's subjects, one a key: a direct answer (KeyValue.keys() watches the bucket
+        # and, under load, could report no key at all)
+        info = await js.stream_info(f"KV_{FEED_HEALTH}", subjects_filter=prefix + ">")
     except (TimeoutError, nats.errors.Error) as exc:
         raise BusError(f"feed health unreadable: {exc}") from exc
+    keys = sorted(s.removeprefix(prefix) for s in (info.state.subjects or {}))
     for key in keys:
         try:
             entry = await kv.get(key)
