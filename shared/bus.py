@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import nats
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 PullSub = JetStreamContext.PullSubscription
 M = TypeVar("M", bound=Message)
+T = TypeVar("T")
 
 
 async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Client:
@@ -39,24 +41,40 @@ async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Clie
     async def on_reconnect() -> None:
         log.info("nats: reconnected")
 
+    return await _retrying(
+        lambda: nats.connect(
+            servers=[s.strip() for s in url.split(",") if s.strip()],
+            name=name,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            connect_timeout=2,
+            error_cb=on_error,
+            disconnected_cb=on_disconnect,
+            reconnected_cb=on_reconnect,
+        ),
+        (NoServersError, OSError, TimeoutError),
+        connect_timeout,
+        f"cannot reach NATS at {url}",
+    )
+
+
+async def _retrying(
+    call: Callable[[], Awaitable[T]],
+    errors: tuple[type[BaseException], ...],
+    within: float,
+    what: str,
+) -> T:
+    """`call()`, once a second again while it raises one of `errors`, for `within` seconds;
+    then BusError("<what>: <its error>")."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + connect_timeout
+    deadline = loop.time() + within
     while True:
         try:
-            return await nats.connect(
-                servers=[s.strip() for s in url.split(",") if s.strip()],
-                name=name,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                connect_timeout=2,
-                error_cb=on_error,
-                disconnected_cb=on_disconnect,
-                reconnected_cb=on_reconnect,
-            )
-        except (NoServersError, OSError, TimeoutError) as exc:
+            return await call()
+        except errors as exc:
             if loop.time() > deadline:
-                raise BusError(f"cannot reach NATS at {url}: {exc}") from exc
-            log.warning("nats: not reachable yet at %s (%s); retrying", url, exc)
+                raise BusError(f"{what}: {exc!r}") from exc
+            log.warning("nats: %s (%r); retrying", what, exc)
             await asyncio.sleep(1)
 
 
@@ -96,23 +114,12 @@ electing its leaders, a node just killed) before the service gives up and is res
 async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> None:
     """Create the durable consumer, or update it to spec (a changed ack wait takes effect);
     retried for CONSUMER_SETUP_S while JetStream's API times out or is unavailable."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + CONSUMER_SETUP_S
-    while True:
-        try:
-            await js.add_consumer(spec.stream.name, consumer_config(spec))
-            return
-        except (
-            TimeoutError,
-            nats.errors.NoRespondersError,
-            nats.js.errors.ServiceUnavailableError,
-        ) as exc:
-            if loop.time() > deadline:
-                raise BusError(
-                    f"consumer {spec.durable}: JetStream did not answer: {exc!r}"
-                ) from exc
-            log.warning("nats: consumer %s not set up yet (%r); retrying", spec.durable, exc)
-            await asyncio.sleep(1)
+    await _retrying(
+        lambda: js.add_consumer(spec.stream.name, consumer_config(spec)),
+        (TimeoutError, nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError),
+        CONSUMER_SETUP_S,
+        f"consumer {spec.durable}: JetStream did not answer",
+    )
 
 
 async def pull_subscribe(js: JetStreamContext, spec: ConsumerSpec) -> PullSub:
