@@ -14,7 +14,7 @@ import httpx
 import typer
 
 from services.supervisor.cli.errors import CliError, Exit
-from services.supervisor.cli.output import out, print_json, short, table
+from services.supervisor.cli.output import highlighted, out, print_json, short, table
 from services.supervisor.cli.stack_client import StackClient, connect_nats, stack_client
 from services.supervisor.names import SERVICES
 
@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
         if watched:
             table("feeds", ["feed", "state"], [(f.get("feed"), feed_state(f)) for f in watched])
         if nats_error:
-            out.print(f"[yellow]{nats_error}[/]")
+            out.print(nats_error, style="yellow")
         else:
             table(
                 "backlog",
@@ -149,7 +149,7 @@ def register(app: typer.Typer) -> None:
                 [(k, v["pending"], v["in_flight"]) for k, v in streams.items()],
             )
         if queue_error:
-            out.print(f"[yellow]queue figures unavailable: {queue_error}[/]")
+            out.print(f"queue figures unavailable: {queue_error}", style="yellow")
             return
         jobs = queue.get("jobs", {})
         out.print(
@@ -232,7 +232,7 @@ def register(app: typer.Typer) -> None:
                     r.get("link_id"),
                     r.get("domain"),
                     short(r.get("title") or r.get("url"), 40),
-                    short(r.get("snippet"), 60),
+                    highlighted(r.get("snippet"), 60),
                 )
                 for r in results
             ],
