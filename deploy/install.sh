@@ -14,7 +14,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 PKGS="python3 python3-venv ca-certificates"
-[ "$ROLE" = api ] || PKGS="$PKGS chromium-headless-shell ffmpeg fonts-liberation"
+# the fonts: what screenshots and PDFs can draw (services/archiver/fonts.py)
+[ "$ROLE" = api ] || PKGS="$PKGS chromium-headless-shell ffmpeg fontconfig fonts-liberation \
+  fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji"
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $PKGS
 id dla >/dev/null 2>&1 || useradd --system --home /var/lib/dla --shell /usr/sbin/nologin dla

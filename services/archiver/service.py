@@ -3,12 +3,14 @@ with a warm browser whose snapshot pages hooks reach over a local socket."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import cast
 
+from services.archiver import fonts
 from services.archiver.browser import BrowserBroker, BrowserLimits
 from services.archiver.egress import EgressPolicy
 from services.archiver.pageserver import page_resources
@@ -91,6 +93,13 @@ async def body(ctx: ServiceContext[ArchiverSettings]) -> None:
     if not s.browser_enabled:
         await worker_body(media=False)(worker_ctx)
         return
+    missing = await asyncio.to_thread(fonts.missing_scripts)
+    fonts.warn_missing(missing)
+
+    async def fonts_check() -> dict[str, object]:
+        return fonts.health(missing)
+
+    ctx.add_check(fonts_check)
     async with BrowserBroker(browser_limits(s)) as broker:
         await broker.warm()
         await worker_body(media=False, snapshot_session=snapshot_pages(broker, s))(worker_ctx)

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from services.archiver import fonts
 from services.supervisor.children import free_ports
 from shared.s3 import ObjectStore
 from shared.settings import CommonSettings
@@ -182,6 +183,9 @@ def test_status_shows_the_running_stack(up: Up) -> None:
     assert "jobs" in status
     assert set(status["liveness"]) == {"watched", "due", "running", "checked_last_day",
                                        "verdicts"}  # fmt: skip
+    # what the archiver's browser cannot draw, as fontconfig on this machine says
+    no_font = fonts.missing_scripts()
+    assert status["fonts_missing"] == (None if no_font is None else [s.name for s in no_font])
 
 
 def test_check_asks_the_original_now_and_shows_the_evidence(up: Up) -> None:

@@ -83,6 +83,20 @@ def health(client: StackClient) -> dict[str, str]:
         return dict(zip(urls, answers, strict=True))
 
 
+def fonts_missing(client: StackClient) -> list[str] | None:
+    """The writing systems the archiver's browser has no font for (its /healthz
+    `fonts_missing`, services/archiver/fonts.py); None when it does not say."""
+    url = healthz_url(client, "archiver")
+    if url is None:
+        return None
+    try:
+        with httpx.Client(timeout=client.settings.cli_timeout_seconds) as http:
+            found = http.get(url).json().get("fonts_missing")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return [str(name) for name in found] if isinstance(found, list) else None
+
+
 async def backlog(nats_url: str, timeout: float) -> dict[str, dict[str, int]]:
     """Per consumer: messages not yet delivered and delivered but not acknowledged."""
     from shared.subjects import CONSUMERS
@@ -115,6 +129,7 @@ def register(app: typer.Typer) -> None:
         running and their answers, the oldest pending job."""
         with stack_client() as client:
             services = health(client)
+            no_font = fonts_missing(client)
             try:
                 streams = asyncio.run(backlog(client.nats_url, client.settings.cli_timeout_seconds))
             except Exception as exc:
@@ -132,11 +147,17 @@ def register(app: typer.Typer) -> None:
                         Exit.UNREACHABLE,
                     ) from None
                 queue_error = str(exc)
-        data = {"services": services, "backlog": streams, **queue}
+        data = {"services": services, "fonts_missing": no_font, "backlog": streams, **queue}
         if as_json:
             print_json(data)
             return
         table("services", ["service", "state"], services.items())
+        if no_font:
+            out.print(
+                f"the archiver's browser has no font for {', '.join(no_font)}: screenshots and"
+                " PDFs of such pages show empty boxes (its log names the packages to install)",
+                style="yellow",
+            )
         watched = queue.get("feeds") or []
         if watched:
             table("feeds", ["feed", "state"], [(f.get("feed"), feed_state(f)) for f in watched])
