@@ -14,6 +14,7 @@ from typing import Any
 
 from services.writer import tombstones
 from services.writer.tombstones import TombstoneKey
+from shared.content import cjk
 from shared.links.canonical import CanonicalUrl
 
 log = logging.getLogger(__name__)
@@ -206,9 +207,10 @@ FTS_COLUMNS = ("title", "url", "domain", "extracted_text", "media_text", "post_t
 
 def set_fts(conn: sqlite3.Connection, link_id: int, column: str, value: str) -> None:
     """Set one column (title, extracted_text, media_text, post_text) of the link's full-text
-    row."""
+    row (Chinese, Japanese and Korean characters one token each: shared.content.cjk)."""
     if column not in FTS_COLUMNS:
         raise ValueError(column)
+    value = cjk.segmented(value)
     if conn.execute("SELECT 1 FROM link_text_fts WHERE rowid = ?", (link_id,)).fetchone():
         conn.execute(f"UPDATE link_text_fts SET {column} = ? WHERE rowid = ?", (value, link_id))
         return

@@ -13,13 +13,17 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from shared.content.cjk import unsegmented
+
 _SPACE = re.compile(r"\s+")
 COLUMNS = ("extracted_text", "post_text")
 """The columns of link_text_fts whose replaced texts are kept."""
 
 
 def _same(a: str, b: str) -> bool:
-    return _SPACE.sub(" ", a).strip() == _SPACE.sub(" ", b).strip()
+    """Whether two texts differ only in spacing (the index's zero-width spaces included:
+    shared.content.cjk)."""
+    return _SPACE.sub(" ", unsegmented(a)).strip() == _SPACE.sub(" ", unsegmented(b)).strip()
 
 
 def _holder(

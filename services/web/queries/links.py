@@ -40,6 +40,7 @@ from services.web.queries.schema import (
     snapshots,
 )
 from services.web.queries.visibility import listed, listed_at, public
+from shared.content.cjk import unsegmented
 from shared.session_files import SESSION_KINDS
 
 VIDEO_KINDS = ("video",)
@@ -280,7 +281,7 @@ def detail(conn: Connection, link_id: int) -> dict[str, Any] | None:
     link["occurrences"] = occurrences(conn, link_id)
     link["jobs"] = _JOBS.rows(conn, link_id=link_id)
     link["artifacts"] = artifacts_by_link(conn, [link_id])[link_id]
-    link["text"] = _TEXT.scalar(conn, link_id=link_id) or None
+    link["text"] = unsegmented(_TEXT.scalar(conn, link_id=link_id) or "") or None
     link["snapshots"] = snapshot_history(conn, link_id, link["artifacts"])
     link["videos"] = videos(conn, link_id)
     link["post"] = _POST.first(conn, link_id=link_id)

@@ -26,6 +26,7 @@ from services.web.queries.links import (
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import fts, link_metadata, links, liveness_verdicts, text_history
 from services.web.queries.visibility import listed, listed_at
+from shared.content.cjk import segmented
 from shared.links.domains import public_suffix
 
 MAX_WORDS = 12
@@ -73,7 +74,9 @@ def fts_query(text: str, domain: str | None = None) -> str | None:
     words = [w[:MAX_WORD_CHARS] for w in _WORD.findall(text)][:MAX_WORDS]
     if not words:
         return None
-    query = " ".join(f'"{w}"' for w in words)
+    # a word of Chinese, Japanese or Korean characters is a phrase of them, as they are
+    # indexed (shared.content.cjk): "ニュース" finds 日本語のニュース
+    query = " ".join(f'"{segmented(w, " ")}"' for w in words)
     phrase = domain_phrase(domain or "")
     if phrase:
         query += f' domain : "{phrase}"'

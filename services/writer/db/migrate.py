@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 
+from shared.content import cjk
+
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -61,6 +63,7 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
     version = current_version(conn)
+    _functions(conn)
     # Table rebuilds (the only way to change a CHECK in SQLite) need foreign keys off; the
     # pragma is a no-op inside a transaction, so it is set here and checked after.
     fk_on = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
@@ -74,6 +77,20 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
         if fk_on:
             conn.execute("PRAGMA foreign_keys = ON")
     return version
+
+
+def _functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions migrations call: `cjk_has(text)` and `cjk_segmented(text)`
+    (shared.content.cjk; NULL stays NULL)."""
+    conn.create_function(
+        "cjk_has", 1, lambda t: isinstance(t, str) and cjk.has_cjk(t), deterministic=True
+    )
+    conn.create_function(
+        "cjk_segmented",
+        1,
+        lambda t: cjk.segmented(t) if isinstance(t, str) else t,
+        deterministic=True,
+    )
 
 
 def _apply(conn: sqlite3.Connection, version: int, target: int | None) -> int:
