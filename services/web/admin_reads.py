@@ -48,14 +48,25 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 
 def queue(conn: sqlite3.Connection, now: datetime) -> dict[str, Any]:
-    """Jobs by status, captures per minute (last 10 min), failures in the last hour by error
-    code, the oldest pending job, the liveness checks, the audit trail's latest entries."""
+    """Jobs by status, how many of the failed ones their page declined (`declined_jobs`: the
+    page asked not to be archived, a retry leaves them alone), captures per minute (last 10
+    min), failures in the last hour by error code, the oldest pending job, the liveness
+    checks, the audit trail's latest entries."""
     hour_ago = (now - timedelta(hours=1)).isoformat()
     ten_min = (now - timedelta(minutes=10)).isoformat()
     jobs = {
         r["status"]: r["n"]
         for r in conn.execute("SELECT status, count(*) AS n FROM archive_jobs GROUP BY status")
     }
+    declined = sum(
+        r["n"]
+        for r in conn.execute(
+            "SELECT l.last_error_code AS code, count(*) AS n FROM archive_jobs j"
+            " JOIN links l ON l.id = j.link_id WHERE j.status = 'failed'"
+            " GROUP BY l.last_error_code"
+        )
+        if opted_out(r["code"])
+    )
     done = conn.execute(
         "SELECT count(*) FROM archive_jobs WHERE status = 'succeeded' AND finished_at >= ?",
         (ten_min,),
@@ -77,6 +88,7 @@ def queue(conn: sqlite3.Connection, now: datetime) -> dict[str, Any]:
     liveness = liveness_counts(conn, now) if has_table(conn, "liveness_schedule") else None
     return {
         "jobs": jobs,
+        "declined_jobs": declined,
         "captures_per_minute": round(done / 10, 2),
         "failures_last_hour": failures,
         "oldest_pending": dict(oldest) if oldest else None,

@@ -342,6 +342,8 @@ def test_the_queue_counts_as_failed_what_a_retry_would_queue(tmp_path: Path) -> 
     assert [(d["domain"], d["failed"]) for d in admin_reads.by_domain(h.conn)] == [("a.example", 1)]
     declined = {f["error_code"]: f["declined"] for f in admin_reads.failures_by_code(h.conn)}
     assert declined == {"E_NAVIGATE_HTTP_404": False, "E_NAVIGATE_DECLINED": True}
+    queue = admin_reads.queue(h.conn, datetime.now(UTC))
+    assert queue["jobs"]["failed"] == 2 and queue["declined_jobs"] == 1
 
 
 async def test_the_queue_shows_each_feeds_health_from_nats(

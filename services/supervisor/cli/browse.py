@@ -176,6 +176,11 @@ def register(app: typer.Typer) -> None:
         out.print(
             "jobs: "
             + (", ".join(f"{k} {v}" for k, v in sorted(jobs.items())) or "none")
+            + (
+                f" ({queue['declined_jobs']} of the failed declined by their page, not retried)"
+                if queue.get("declined_jobs")
+                else ""
+            )
             + f"  ·  captures/min (last 10 min): {queue.get('captures_per_minute', 0)}"
         )
         fails = queue.get("failures_last_hour") or {}
