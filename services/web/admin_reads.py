@@ -15,6 +15,7 @@ from typing import Any
 
 from services.web.liveness_admin import liveness_counts
 from shared.hooks.error_codes import opted_out
+from shared.spreadsheet_cells import text_cell
 
 AUDIT_COLUMNS = (
     "id",
@@ -29,7 +30,6 @@ AUDIT_COLUMNS = (
     "requested_at",
 )
 """The audit trail's columns, in the order the exports give them."""
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def open_ro(path: Path) -> sqlite3.Connection:
@@ -279,15 +279,10 @@ def audit_export(conn: sqlite3.Connection, fmt: str, batch: int = 500) -> Iterat
             return
         for r in rows:
             if fmt == "csv":
-                yield _csv_line(tuple(_cell(r[c]) for c in AUDIT_COLUMNS))
+                yield _csv_line(tuple(text_cell(r[c]) for c in AUDIT_COLUMNS))
             else:
                 yield json.dumps(dict(r), ensure_ascii=False) + "\n"
         after = int(rows[-1]["id"])
-
-
-def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def _csv_line(cells: tuple[str, ...]) -> str:

@@ -17,6 +17,7 @@ from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import highlighted, out, print_json, short, table
 from services.supervisor.cli.stack_client import StackClient, connect_nats, stack_client
 from services.supervisor.names import SERVICES
+from shared.spreadsheet_cells import text_cell
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ForumOpt = Annotated[
@@ -354,8 +355,8 @@ def write_export(lines: Any, fmt: str, sink: Any) -> int:
             record = json.loads(line)
         except ValueError:
             raise CliError(f"the export sent a line that is not JSON: {short(line, 60)}") from None
-        flat = {
-            k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+        flat = {  # as text a spreadsheet never runs (a title "=HYPERLINK(...)")
+            k: text_cell(json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v)
             for k, v in record.items()
         }
         if writer is None:
