@@ -45,7 +45,9 @@ def register(app: typer.Typer) -> None:
     def backup(
         output: Annotated[
             Path | None,
-            typer.Option("--output", "-o", help="Where (default ./dla-backup-<time>.sqlite3.gz)."),
+            typer.Option(
+                "--output", "-o", help="Where (default `./dla-backup-<time>.sqlite3.gz`)."
+            ),
         ] = None,
         private: Annotated[
             Path | None,
@@ -81,7 +83,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--private",
-                help="Its private part (private.sqlite3.gz from db-backups-private/<date>/):"
+                help="Its private part (`private.sqlite3.gz` from `db-backups-private/<date>/`):"
                 " the audit trail and the queued S3 removals are put back.",
             ),
         ] = None,
