@@ -185,6 +185,17 @@ def test_a_post_is_archived_through_the_containers(stack: Stack) -> None:
     assert any(r.get("url") == url or r.get("link_id") == link["id"] for r in found), found
 
 
+def test_the_worker_image_draws_every_script(stack: Stack) -> None:
+    """The archiver's fontconfig has a font for Chinese, Japanese, Korean, Arabic, ..., emoji
+    (services/archiver/fonts.py): a page in any of them is screenshotted as text, not boxes."""
+    missing = podman(
+        "exec", stack.project.container("archiver", 1), "python", "-c",
+        "from services.archiver import fonts; m = fonts.missing_scripts();"
+        " print('unknown' if m is None else [s.name for s in m])",
+    )  # fmt: skip
+    assert missing.strip() == "[]"
+
+
 def test_prometheus_scrapes_every_service(stack: Stack) -> None:
     def up_jobs() -> set[str] | None:
         try:
