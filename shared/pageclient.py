@@ -56,8 +56,10 @@ E_REFUSED = "E_PAGE_REFUSED"
 E_NAVIGATION = "E_PAGE_NAVIGATION"
 """The browser could not load the page (connection, TLS, too many redirects, ...)."""
 E_DNS = "E_PAGE_DNS"
-"""The page's host name could not be resolved for now (no DNS answer): retried later. A
-name that does not exist is a refused target (E_PAGE_REFUSED), as for the raw fetch."""
+"""The page's host name could not be resolved for now (no DNS answer): retried later."""
+E_NO_HOST = "E_PAGE_NO_HOST"
+"""The page's host name does not exist (the DNS says so): not retried, as for the raw
+fetch."""
 E_TRUNCATED = "E_PAGE_TRUNCATED"
 """The main document's body broke off after its response (the byte cap, or the server
 closed early): the page holds what arrived."""

@@ -47,7 +47,7 @@ from yt_dlp.utils import DownloadCancelled
 from shared.content.no_archive import HEAD_BYTES
 from shared.cookies import CookieSet
 from shared.cookies import load as load_cookies
-from shared.errors import TargetRefused
+from shared.errors import NoSuchHost, TargetRefused
 from shared.fetching import socket_guard
 from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
@@ -293,6 +293,8 @@ def main() -> int:
     allow_private = bool(settings["ALLOW_PRIVATE_TARGETS"])
     try:
         check_target(args.url, allow_private=allow_private)
+    except NoSuchHost as exc:
+        return fail("E_MEDIA_NO_HOST", str(exc), soft=True)
     except TargetRefused as exc:
         return fail("E_MEDIA_REFUSED", f"refused target {args.url}: {exc}", soft=True)
     why = page_declines(args.url, settings) if settings["MEDIA_RESPECT_NO_ARCHIVE"] else None

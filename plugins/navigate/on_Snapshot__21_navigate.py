@@ -19,13 +19,14 @@ says whether it did and how long it took.
     4xx                                failed, soft  E_NAVIGATE_HTTP_<status> (408, 425 and
                                                      429 retried; a 429 backs off the domain)
     5xx                                failed, hard  E_NAVIGATE_HTTP_5XX (retried)
-    refused target, download, too many redirects, body over the cap, the page's renderer past
-    the archiver's memory limit (BROWSER_MAX_RENDERER_MB: it was stopped)
-                                       failed, soft  E_NAVIGATE_REFUSED / _DOWNLOAD / _REDIRECTS
-                                                     / _TOO_LARGE / _RESOURCE_LIMIT
+    refused target, a host name that does not exist, download, too many redirects, body over
+    the cap, the page's renderer past the archiver's memory limit (BROWSER_MAX_RENDERER_MB: it
+    was stopped)
+                                       failed, soft  E_NAVIGATE_REFUSED / _NO_HOST / _DOWNLOAD
+                                                     / _REDIRECTS / _TOO_LARGE /
+                                                     _RESOURCE_LIMIT
     timeout, network error, browser,   failed, hard  E_NAVIGATE_TIMEOUT / _FAILED / _BROWSER
-    no DNS answer for now                            / _DNS (a name that does not exist is
-                                                     refused, as for the raw fetch)
+    no DNS answer for now                            / _DNS
     the document's body broke off      failed, hard  E_NAVIGATE_TRUNCATED (retried; the page
     (the server closed early)                        captures that read navigate are skipped)
     no browser (not in an archiver)    skipped       E_NAVIGATE_NO_BROWSER
@@ -82,6 +83,8 @@ def outcome(nav: dict[str, Any]) -> tuple[Literal["succeeded", "failed"], str | 
         return "failed", "E_NAVIGATE_TIMEOUT"
     if code == pc.E_DNS:
         return "failed", "E_NAVIGATE_DNS"
+    if code == pc.E_NO_HOST:
+        return "failed", "E_NAVIGATE_NO_HOST"
     if code is not None:
         return "failed", "E_NAVIGATE_FAILED"
     if status is not None and status >= 400:

@@ -28,7 +28,7 @@ session it was shown in Set-Cookie: a new secret of the same account)."""
 
 PROXY_ERRORS = {
     "refused": proto.E_REFUSED,
-    "no_such_host": proto.E_REFUSED,
+    "no_such_host": proto.E_NO_HOST,
     "dns": proto.E_DNS,
     "connect": proto.E_NAVIGATION,
     "tls": proto.E_NAVIGATION,

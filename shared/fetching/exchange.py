@@ -36,7 +36,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from shared.errors import TargetRefused, TargetUnresolved
+from shared.errors import NoSuchHost, TargetRefused, TargetUnresolved
 from shared.fetching.decoding import (
     ASKED,
     BoundedDecoder,
@@ -212,6 +212,9 @@ class Fetch:
             host = (urlsplit(url).hostname or "").lower()
             try:
                 addresses = await self.resolve(url, allow_private=self.allow_private)
+            except NoSuchHost as exc:  # the name does not exist: no retry
+                res.fail("NO_HOST", str(exc))
+                return
             except TargetRefused as exc:
                 res.fail("REFUSED", f"refused target {url}: {exc}")
                 return

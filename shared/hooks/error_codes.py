@@ -20,11 +20,11 @@ from typing import Literal
 
 What = Literal[
     "TIMEOUT", "STALLED", "TRUNCATED", "TOO_LARGE", "BOMB", "NOT_HTML", "RESOURCE_LIMIT",
-    "DECLINED", "REFUSED", "DNS", "REDIRECTS", "FAILED", "HTTP_5XX", "HTTP_4XX", "HTTP_LATER",
-    "HTTP_429", "BLOCKED", "LOGIN_WALL", "AGE_GATE", "NOT_FOUND", "NO_VIDEO", "PRIVATE",
-    "REMOVED", "GEO_BLOCKED", "LOGIN_REQUIRED", "RATE_LIMITED", "NETWORK", "STOPPED", "SPAWN",
-    "CONFIG", "MISSING", "UNRESPONSIVE", "SCRIPT", "BAD_REQUEST", "NAVIGATION", "PROTOCOL",
-    "DOWNLOAD", "BROWSER", "NO_BROWSER", "NOT_LOADED", "PDF_DOCUMENT", "HTTP_ERROR",
+    "DECLINED", "REFUSED", "NO_HOST", "DNS", "REDIRECTS", "FAILED", "HTTP_5XX", "HTTP_4XX",
+    "HTTP_LATER", "HTTP_429", "BLOCKED", "LOGIN_WALL", "AGE_GATE", "NOT_FOUND", "NO_VIDEO",
+    "PRIVATE", "REMOVED", "GEO_BLOCKED", "LOGIN_REQUIRED", "RATE_LIMITED", "NETWORK", "STOPPED",
+    "SPAWN", "CONFIG", "MISSING", "UNRESPONSIVE", "SCRIPT", "BAD_REQUEST", "NAVIGATION",
+    "PROTOCOL", "DOWNLOAD", "BROWSER", "NO_BROWSER", "NOT_LOADED", "PDF_DOCUMENT", "HTTP_ERROR",
     "DEPENDENCY", "LOGGED_OUT", "CONSENT_WALL", "BAD_ANSWER", "UNAVAILABLE", "NO_POST",
 ]  # fmt: skip
 """The `<WHAT>` of a code: the keys of KINDS (a test keeps the two equal)."""
@@ -84,6 +84,9 @@ KINDS: dict[What, ErrorKind] = {
         "the page asked not to be archived (X-No-Archive header or meta): nothing kept",
     ),
     "REFUSED": ErrorKind("refused", False, "target not allowed (scheme, private or local address)"),
+    "NO_HOST": ErrorKind(
+        "no_such_host", False, "the site's name does not exist (DNS: no such domain)"
+    ),
     "DNS": ErrorKind("dns", True, "the name lookup failed for now (no DNS answer)"),
     "REDIRECTS": ErrorKind("redirects", False, "too many redirects"),
     "FAILED": ErrorKind("network_error", True, "could not connect, or the connection failed"),
@@ -345,6 +348,7 @@ READER_WORDS: dict[What, str] = {
     "RESOURCE_LIMIT": "it needed more memory or time than the archive gives a page",
     "DECLINED": "the page asks not to be archived",
     "REFUSED": "its address is not one the archive may visit",
+    "NO_HOST": "the site's name does not exist",
     "DNS": "the site's name could not be found",
     "REDIRECTS": "it sent us round too many redirects",
     "FAILED": "the site could not be reached",

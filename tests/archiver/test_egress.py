@@ -111,8 +111,8 @@ async def test_dead_subresources_fail_at_once_and_are_counted(
 @pytest.mark.parametrize(
     ("target", "code"),
     [
-        ("http://nothing-here.invalid/", "E_NAVIGATE_REFUSED"),
-        ("https://nothing-here.invalid/", "E_NAVIGATE_REFUSED"),
+        ("http://nothing-here.invalid/", "E_NAVIGATE_NO_HOST"),
+        ("https://nothing-here.invalid/", "E_NAVIGATE_NO_HOST"),
         ("refused", "E_NAVIGATE_FAILED"),
         ("https-refused", "E_NAVIGATE_FAILED"),
     ],

@@ -88,7 +88,7 @@ async def pages(tmp_path: Path) -> dict[str, object]:
     records: list[HookRecord] = [
         PostRecord(post=x_post(), plugin="x"),
         result("on_Snapshot__15_x.py", "succeeded", out="post via syndication"),
-        result("on_Snapshot__21_navigate.py", "failed", "E_NAVIGATE_REFUSED", DNS_TEXT),
+        result("on_Snapshot__21_navigate.py", "failed", "E_NAVIGATE_NO_HOST", DNS_TEXT),
     ]
     h.apply(*(event(job, i, r) for i, r in enumerate(records)), done(job, records=len(records)))
     h.conn.close()
@@ -106,7 +106,7 @@ async def test_the_link_page_speaks_to_readers(pages: dict[str, object]) -> None
     history = page[page.index('id="history"') :]
     for owners_only in ("on_Snapshot__", "E_NAVIGATE", "Errno", "ERR_NAME"):
         assert owners_only not in page, owners_only
-    assert "its address is not one the archive may visit" in history
+    assert "the site's name does not exist" in history
 
 
 async def test_the_json_keeps_the_owners_detail(pages: dict[str, object]) -> None:
@@ -115,5 +115,5 @@ async def test_the_json_keeps_the_owners_detail(pages: dict[str, object]) -> Non
     results = [r for s in detail["snapshots"] for r in s["results"]]
     navigate = next(r for r in results if r["plugin"] == "navigate")
     assert navigate["hook"] == "on_Snapshot__21_navigate.py"
-    assert navigate["error_code"] == "E_NAVIGATE_REFUSED"
+    assert navigate["error_code"] == "E_NAVIGATE_NO_HOST"
     assert DNS_TEXT in navigate["output"]

@@ -117,6 +117,12 @@ def test_private_targets_refused_in_production(site: FixtureServer, run_fetch: R
     assert not site.requests, "no request may reach a refused target"
 
 
+def test_a_name_that_does_not_exist_is_said_so_and_not_retried(run_fetch: RunFetch) -> None:
+    r = run_fetch("http://no-such-site.invalid/page")  # .invalid never resolves (RFC 6761)
+    assert r.code == 0 and r.result.error_code == "E_FETCH_NO_HOST"
+    assert "cannot resolve no-such-site.invalid" in (r.result.output_str or "")
+
+
 def test_redirect_loops_stop(site: FixtureServer, run_fetch: RunFetch) -> None:
     r = run_fetch(f"{site.base}/loop", FETCH_MAX_REDIRECTS="3")
     assert r.code == 0 and r.result.error_code == "E_FETCH_REDIRECTS"
