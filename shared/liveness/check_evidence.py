@@ -90,6 +90,7 @@ _UNKNOWN_WORDS = {
     "stalled": "stalled",
     "dns": "name lookup failed",
     "refused": "address refused",
+    "no_host": "the site's name does not exist",
     "bad_answer": "unreadable answer",
 }
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from shared.liveness.check import CheckEnv, Checker
+from shared.liveness.check_evidence import describe
 from shared.liveness.compare import post_digest
 from shared.messages import LivenessCheck, LivenessResult
 from shared.platforms.reddit_thread import on_host
@@ -115,7 +116,9 @@ async def test_a_host_that_never_answers_or_does_not_exist_is_unknown() -> None:
         )
     assert (result.answer, result.reason) == ("unknown", "timeout")
     result = await checker().check(job("http://no-such-host.invalid/page"))
-    assert result.answer == "unknown" and result.reason in ("refused", "dns")
+    assert result.answer == "unknown" and result.reason in ("no_host", "dns")
+    said = describe(result.answer, result.reason, None, "", tombstone=False)
+    assert said in ("the site's name does not exist", "name lookup failed")
 
 
 async def test_private_addresses_are_refused_in_production(site: FixtureServer) -> None:
