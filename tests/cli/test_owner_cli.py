@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -171,6 +172,24 @@ def test_add_of_a_dead_page_says_why_it_failed(up: Up) -> None:
     (added,) = json.loads(result.stdout)
     # what the link shows, not the writer's decision to queue it ("submit requested")
     assert (added["outcome"], added["detail"]) == ("failed", "failed · HTTP 404"), added
+
+
+def test_a_capture_still_running_when_the_wait_ends_stays_pending(up: Up) -> None:
+    answer = threading.Event()
+
+    def slow(_: object) -> Reply:
+        answer.wait(60)  # until the wait below has ended
+        return Reply(b"<html><body><p>at last</p></body></html>")
+
+    up.pages.routes["/page/slow"] = slow
+    try:
+        result = up.dla("add", f"{up.pages.base}/page/slow", "--json", "--timeout", "2")
+    finally:
+        answer.set()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (added,) = json.loads(result.stdout)
+    assert added["outcome"] == "pending", added  # not "failed": it is still being captured
+    assert added["detail"] == "not done after 2 s: still being captured"
 
 
 def test_status_shows_the_running_stack(up: Up) -> None:

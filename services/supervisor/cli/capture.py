@@ -122,7 +122,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Archive URLs (as POST /submit does) and wait until each is captured or failed.
 
-        Exits 1 if any URL failed or was refused."""
+        Exits 1 if any URL failed, was refused or was still being captured when the wait
+        ended (`--timeout`: it stays pending, and `dla show` tells what became of it)."""
         given = read_urls(urls or [], from_file)
         if not given:
             raise CliError("no URL given (arguments, `-` for stdin, or --from-file)", Exit.USAGE)
@@ -132,7 +133,7 @@ def register(app: typer.Typer) -> None:
             if not no_wait:
                 wait_all(client, items, timeout)
         report(items, as_json, waited=not no_wait)
-        if any(i.outcome == "failed" for i in items):
+        if any(i.outcome == "failed" or (i.outcome == "pending" and not no_wait) for i in items):
             raise typer.Exit(int(Exit.FAILED))
 
     @app.command()
@@ -248,8 +249,8 @@ def wait_all(client: StackClient, items: list[Submitted], timeout: float) -> Non
                 return
             if time.monotonic() > deadline:
                 for item in items:
-                    if item.outcome == "pending":
-                        item.outcome, item.detail = "failed", f"not done after {timeout:.0f} s"
+                    if item.outcome == "pending":  # still queued or running: not a failure
+                        item.detail = f"not done after {timeout:.0f} s: still being captured"
                 return
             time.sleep(1.0)
 
