@@ -275,12 +275,12 @@ def link_item(link: dict[str, Any], snippet: str | None = None) -> Markup:
         )
     elif source and source.get("edited"):
         tags.append(f'<a class="badge" href="/links/{esc(link["id"])}#source">edited</a>')
-    found = f'\n  <p class="snippet">{highlight(snippet)}</p>' if snippet else ""
+    found = f'\n  <p class="snippet" dir="auto">{highlight(snippet)}</p>' if snippet else ""
     return Markup(
         '<li class="item">\n  <div class="item-meta">\n'
         f"    {when(link.get('last_archived_at') or link.get('first_seen_at'))} · "
         f'<span class="domain">{esc(unicode_host(link.get("domain")))}</span>\n  </div>\n'
-        f'  <a class="item-title" href="/links/{esc(link["id"])}">{esc(title)}</a>\n'
+        f'  <a class="item-title" href="/links/{esc(link["id"])}" dir="auto">{esc(title)}</a>\n'
         f'  <div class="item-url"><a href="{esc(safe_href(url))}" rel="noopener noreferrer'
         f' nofollow" referrerpolicy="no-referrer" title="{esc(url or "")}">'
         f"{esc(display_url(url))}</a></div>{found}\n"

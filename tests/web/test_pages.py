@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
 from tests.web.archive import HOSTILE_TITLE
@@ -88,6 +90,20 @@ async def test_link_page_escapes_archived_text_and_shows_the_plain_text_reader(
     csp = page.headers["content-security-policy"]
     assert "script-src" not in csp and "default-src 'none'" in csp
     assert page.headers["x-frame-options"] == "DENY"
+
+
+async def test_archived_words_take_their_own_direction(client: httpx.AsyncClient) -> None:
+    """A Hebrew or Arabic title, description, reader view or snippet reads right to left
+    (its punctuation at its end), an English one left to right: each has dir="auto"."""
+    page = (await client.get("/links/1", headers={"accept": "text/html"})).text
+    assert '<h1 dir="auto">' in page and '<div class="prose' in page
+    assert all('dir="auto"' in tag for tag in re.findall(r'<div class="prose[^>]*>', page))
+    listing = (await client.get("/", headers={"accept": "text/html"})).text
+    titles = re.findall(r'<a class="item-title"[^>]*>', listing)
+    assert titles and all('dir="auto"' in t for t in titles)
+    found = (await client.get("/search", params={"q": "sourdough"})).text
+    snippets = re.findall(r'<p class="snippet"[^>]*>', found)
+    assert snippets and all('dir="auto"' in s for s in snippets)
 
 
 async def test_idn_domains_read_in_unicode(client: httpx.AsyncClient) -> None:
