@@ -1,14 +1,17 @@
-"""Chinese, Japanese and Korean text in the full-text index: one token a character.
+"""Chinese, Japanese, Korean, Thai, Lao, Khmer and Burmese text in the full-text index: one
+token a character.
 
-SQLite's FTS5 `unicode61` tokenizer splits words at spaces and punctuation. Chinese and
-Japanese put no space between words (Korean attaches particles to them), so a whole run of
-such text became one token: 「日本語のニュース」 was found only by exactly that, never by
-「ニュース」. The writer stores text in `link_text_fts` (and `link_text_history`) with a
-zero-width space (U+200B, a separator to the tokenizer, invisible when shown) between each
-such character and the next non-space character (`segmented`), and the web's search turns
-each of its words the same way into a phrase of characters (`"ニ ュ ー ス"`): they must
-follow each other, as in the text. Snippets and texts read back from the index are shown
-without those marks (`unsegmented`). Other scripts are left exactly as they were.
+SQLite's FTS5 `unicode61` tokenizer splits words at spaces and punctuation. Chinese,
+Japanese, Thai, Lao, Khmer and Burmese put no space between words (Korean attaches
+particles to them), so a whole run of such text became one token: 「日本語のニュース」 was
+found only by exactly that, never by 「ニュース」, nor ข่าววันนี้ by ข่าว.
+
+The writer stores text in `link_text_fts` (and `link_text_history`) with a zero-width space
+(U+200B, a separator to the tokenizer, invisible when shown) between each such character and
+the next non-space character (`segmented`), and the web's search turns each of its words the
+same way into a phrase of characters (`"ニ ュ ー ス"`): they must follow each other, as in the
+text. Snippets and texts read back from the index are shown without those marks
+(`unsegmented`). Other scripts are left exactly as they were.
 
 The published database's `link_text_fts` therefore holds the zero-width spaces; the
 captures' `text.txt` files keep the text as the page had it.
@@ -19,7 +22,11 @@ from __future__ import annotations
 import re
 
 CHARS = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
     "\u1100-\u11ff"  # Hangul Jamo
+    "\u1780-\u17ff"  # Khmer
     "\u2e80-\u2fdf"  # CJK radicals, Kangxi radicals
     "\u3005-\u3007"  # 々 〆 〇
     "\u3021-\u3029\u3038-\u303c"  # Hangzhou numerals, ideographic iteration marks
