@@ -82,7 +82,10 @@ class UrlParts:
         return f"{self.scheme}://{self.host}/"
 
     def query_string(self) -> str:
-        return "&".join(k if v is None else f"{k}={v}" for k, v in self.query)
+        """The query as written, a `#` encoded (`%23`): a parsed query never holds one (it
+        starts the fragment), one a site rule put there from elsewhere must not end it."""
+        text = "&".join(k if v is None else f"{k}={v}" for k, v in self.query)
+        return text.replace("#", "%23")
 
     def without_fragment(self) -> str:
         out = f"{self.scheme}://"

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from shared.links.canonical import CanonicalUrl, RejectedUrl, canonicalize
-from shared.links.urlparts import MAX_URL_LENGTH, scrub_credentials, strip_credentials
+from shared.links.urlparts import (
+    MAX_URL_LENGTH,
+    parse,
+    scrub_credentials,
+    strip_credentials,
+)
 
 # (input, normalized, canonical)
 NORMALIZE: list[tuple[str, str, str]] = [
@@ -166,6 +171,14 @@ def test_query_order_is_kept_not_sorted() -> None:
     c = canonicalize("https://example.com/?b=2&a=1&c=3")
     assert isinstance(c, CanonicalUrl)
     assert c.canonical.endswith("?b=2&a=1&c=3")
+
+
+def test_a_hash_a_rule_puts_in_a_query_value_does_not_end_the_query() -> None:
+    parts = parse("https://example.com/a?x=1")
+    moved = parts.replace(query=(("x", "1"), ("from_fragment", "#b?c=")))
+    assert moved.without_fragment() == "https://example.com/a?x=1&from_fragment=%23b?c="
+    again = canonicalize(moved.unsplit())
+    assert isinstance(again, CanonicalUrl) and again.canonical == moved.unsplit()
 
 
 def test_forms_are_all_kept() -> None:

@@ -104,6 +104,19 @@ YOUTUBE: list[Row] = [
         "https://www.youtube.com/watch?v=HQD2cMVuNWk&t=30",
         False,
     ),
+    # a start that is no time is dropped (YouTube ignores it: the same video); found by the
+    # fuzzer, whose input kept "#cQ?=" as a start that ended the URL's query
+    (
+        "http://youtu.be/dQW4w9WgXtQ?u.be/dQW4w9WgXtQ?t=#t=#cQ?=",
+        "https://www.youtube.com/watch?v=dQW4w9WgXtQ",
+        False,
+    ),
+    ("https://youtu.be/HQD2cMVuNWk?t=abc", "https://www.youtube.com/watch?v=HQD2cMVuNWk", False),
+    (
+        "https://youtu.be/HQD2cMVuNWk?t=1h2m3s",
+        "https://www.youtube.com/watch?v=HQD2cMVuNWk&t=1h2m3s",
+        False,
+    ),
     (
         "http://www.youtube.com/watch?v=HQD2cMVuNWk",
         "https://www.youtube.com/watch?v=HQD2cMVuNWk",

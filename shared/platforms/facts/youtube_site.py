@@ -21,18 +21,18 @@ _ID = re.compile(VIDEO_ID)
 _PATH_ID = re.compile(rf"/(?:shorts|embed|live|v|e)/({VIDEO_ID})/?")
 _SHORT = re.compile(rf"/({VIDEO_ID})/?")
 _FRAGMENT_T = re.compile(r"(?:^|&)t=([^&]+)")
+_TIME = re.compile(r"\d{1,6}(?:\.\d{1,3})?s?|(?=\d)(?:\d{1,3}h)?(?:\d{1,4}m)?(?:\d{1,6}s)?")
+"""A start time YouTube reads: seconds (`90`, `90s`, `90.5`) or `1h2m3s` and its parts."""
 
 
 def _start(p: UrlParts) -> str | None:
-    for name in ("t", "start", "time_continue"):
-        value = p.get(name)
-        if value:
-            return value
+    """The start time the link asks for (`t`, `start`, `time_continue`, or `#t=`); a value
+    that is no time is dropped, as YouTube ignores it (the link is the same video)."""
+    values = [p.get(name) for name in ("t", "start", "time_continue")]
     if p.fragment:
         m = _FRAGMENT_T.search(p.fragment)
-        if m:
-            return m.group(1)
-    return None
+        values.append(m.group(1) if m else None)
+    return next((v for v in values if v and _TIME.fullmatch(v)), None)
 
 
 def canonical(p: UrlParts) -> SiteResult | None:
