@@ -39,6 +39,7 @@ SCRIPTS = (
     Script("Cyrillic", ":lang=ru", "fonts-noto-core"),
     Script("Greek", ":lang=el", "fonts-noto-core"),
     Script("emoji", ":charset=1f600", "fonts-noto-color-emoji"),
+    Script("Latin", ":lang=en", "fonts-liberation"),
 )
 FC_LIST_TIMEOUT_S = 10.0
 

@@ -41,7 +41,10 @@ def test_a_machine_without_fonts_misses_every_script(
     with caplog.at_level(logging.WARNING, logger=fonts.__name__):
         fonts.warn_missing(missing)
     assert "no font for Chinese, Japanese, Korean, Arabic" in caplog.text
-    assert "apt-get install fonts-noto-cjk fonts-noto-color-emoji fonts-noto-core" in caplog.text
+    assert (
+        "apt-get install fonts-liberation fonts-noto-cjk fonts-noto-color-emoji fonts-noto-core"
+        in caplog.text
+    )
     assert fonts.health(missing)["fonts_missing"] == [s.name for s in fonts.SCRIPTS]
 
 
