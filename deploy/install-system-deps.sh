@@ -17,6 +17,7 @@ has_font() { [ -n "$(fc-list "$1" family 2>/dev/null)" ]; }
 has_font :lang=ja || missing="$missing fonts-noto-cjk"
 has_font :lang=hi || missing="$missing fonts-noto-core"
 has_font :charset=1f600 || missing="$missing fonts-noto-color-emoji"
+has_font :lang=en || missing="$missing fonts-liberation"
 [ -z "$missing" ] && exit 0
 echo "installing:$missing"
 if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
