@@ -32,16 +32,20 @@ T = TypeVar("T")
 async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Client:
     """Connect (retrying until connect_timeout) with endless reconnects afterwards."""
 
+    made: list[Client] = []
+
     async def on_error(exc: Exception) -> None:
         log.warning("nats: %s", exc)
 
     async def on_disconnect() -> None:
+        if made and made[0].is_closed:  # our own close() (`dla up` after declaring): no news
+            return
         log.info("nats: disconnected")
 
     async def on_reconnect() -> None:
         log.info("nats: reconnected")
 
-    return await _retrying(
+    client = await _retrying(
         lambda: nats.connect(
             servers=[s.strip() for s in url.split(",") if s.strip()],
             name=name,
@@ -56,6 +60,8 @@ async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Clie
         connect_timeout,
         f"cannot reach NATS at {url}",
     )
+    made.append(client)
+    return client
 
 
 async def _retrying(
