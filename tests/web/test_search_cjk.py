@@ -55,6 +55,23 @@ async def test_a_word_inside_a_run_of_characters_is_found(tmp_path: Path) -> Non
     assert detail["metadata"]["title"] == TITLE
 
 
+async def test_a_snippet_of_such_text_shows_a_sentence_not_24_characters(tmp_path: Path) -> None:
+    h = Harness(open_db(tmp_path / "archive.sqlite3"))
+    h.apply(post("g1", occ(URL)))
+    [job] = [h.job(j.job_id) for j in h.dispatch()]
+    long_text = (
+        "今日は朝から雨が降っていましたが、午後には晴れて、公園で子供たちが遊んでいました。" * 4
+    )
+    h.apply(event(job, 0, TextRecord(text=long_text)), done(job, records=1))
+    h.conn.close()
+    state = WebState.of(web_settings(tmp_path))
+    async with client_for(state) as client:
+        [hit] = (await search(client, "公園"))["results"]
+    state.db.dispose()
+    shown = hit["snippet"].replace("<mark>", "").replace("</mark>", "").strip("…")
+    assert len(shown) >= 60, shown  # a token is a character: 24 of them were half a line
+
+
 def test_a_capture_with_the_same_text_keeps_no_older_copy(tmp_path: Path) -> None:
     conn = open_db(tmp_path / "archive.sqlite3")
     h = Harness(conn)

@@ -26,7 +26,7 @@ from services.web.queries.links import (
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import fts, link_metadata, links, liveness_verdicts, text_history
 from services.web.queries.visibility import listed, listed_at
-from shared.content.cjk import segmented
+from shared.content.cjk import has_cjk, segmented
 from shared.links.domains import public_suffix
 
 MAX_WORDS = 12
@@ -168,13 +168,25 @@ class SearchPage:
 
 
 MATCH = literal_column("link_text_fts").op("MATCH")(param("match"))
+SNIPPET_TOKENS = 24
+"""Tokens a snippet shows: words, or for a search in a script written without spaces (one
+token a character there: shared.content.cjk) CJK_SNIPPET_TOKENS characters."""
+CJK_SNIPPET_TOKENS = 64
+SNIPPET_TOKENS_PARAM = param("snippet_tokens", integer=True)
+
+
+def snippet_tokens(text: str) -> int:
+    """How many tokens the snippets of a search for `text` show."""
+    return CJK_SNIPPET_TOKENS if has_cjk(text) else SNIPPET_TOKENS
 
 
 @cache
 def page_query(shape: Shape, sort: Sort, after: bool) -> Prepared:
     """A page of matches (values: ``match``, the filters', ``limit``, and ``cursor`` for
     newest-first pages after the first or ``offset`` by relevance)."""
-    snippet = func.snippet(literal_column("link_text_fts"), -1, MARK_OPEN, MARK_CLOSE, "…", 24)
+    snippet = func.snippet(
+        literal_column("link_text_fts"), -1, MARK_OPEN, MARK_CLOSE, "…", SNIPPET_TOKENS_PARAM
+    )
     stmt = (
         select(*summary_columns(), snippet.label("snippet"))
         .select_from(
@@ -239,7 +251,12 @@ def search(
     values = filters.values() | {"match": match}
     after = sort != "relevance" and cursor is not None
     rows = page_query(shape, sort, after).rows(
-        conn, **values, limit=limit + 1, offset=offset, cursor=cursor
+        conn,
+        **values,
+        snippet_tokens=snippet_tokens(text),
+        limit=limit + 1,
+        offset=offset,
+        cursor=cursor,
     )
     more = len(rows) > limit
     rows = rows[:limit]
@@ -301,7 +318,9 @@ HISTORY_MATCH = literal_column("link_text_history").op("MATCH")(param("words"))
 def older_query(shape: Shape) -> Prepared:
     """Listed links whose older captures' texts match the words and whose newest text does
     not, the newest older text first (values: ``words``, the filters', ``limit``)."""
-    snippet = func.snippet(literal_column("link_text_history"), 3, MARK_OPEN, MARK_CLOSE, "…", 24)
+    snippet = func.snippet(
+        literal_column("link_text_history"), 3, MARK_OPEN, MARK_CLOSE, "…", SNIPPET_TOKENS_PARAM
+    )
     newest_has_it = exists().where(
         fts.c.rowid == text_history.c.link_id,
         literal_column("link_text_fts").op("MATCH")(param("words")),
@@ -334,7 +353,11 @@ def older_captures(
     if words is None:
         return []
     rows = older_query(filters.shape()).rows(
-        conn, **filters.values(), words=words, limit=OLDER_SHOWN * 3
+        conn,
+        **filters.values(),
+        words=words,
+        snippet_tokens=snippet_tokens(text),
+        limit=OLDER_SHOWN * 3,
     )
     seen: set[int] = set()
     kept = []
