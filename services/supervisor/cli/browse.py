@@ -63,19 +63,30 @@ def health(client: StackClient) -> dict[str, str]:
     """Each service's /healthz: up, unhealthy (its status), not answering (it took the connection
     and gave no answer within `CLI_TIMEOUT_SECONDS`: busy or hung, not down), down (nothing
     listens), or unknown (no port file: not started here). Asked of every service at once."""
+    return {name: state for name, (state, _) in health_answers(client).items()}
+
+
+def health_answers(client: StackClient) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each service's state (as `health` says it) and the JSON its /healthz answered ({}
+    when none)."""
     timeout = client.settings.cli_timeout_seconds
     urls = {name: healthz_url(client, name) for name in SERVICES}
 
-    def ask(http: httpx.Client, url: str | None) -> str:
+    def ask(http: httpx.Client, url: str | None) -> tuple[str, dict[str, Any]]:
         if url is None:
-            return "unknown"
+            return "unknown", {}
         try:
             resp = http.get(url)
         except httpx.TimeoutException:
-            return f"not answering (no answer in {timeout:g} s)"
+            return f"not answering (no answer in {timeout:g} s)", {}
         except httpx.HTTPError:
-            return "down"
-        return "up" if resp.status_code == 200 else f"unhealthy ({resp.status_code})"
+            return "down", {}
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        state = "up" if resp.status_code == 200 else f"unhealthy ({resp.status_code})"
+        return state, body if isinstance(body, dict) else {}
 
     # one client for all (httpx.get builds a client and its TLS context each call: ~60 ms
     # of CPU, against ~3 ms a request on a shared one)
@@ -84,17 +95,10 @@ def health(client: StackClient) -> dict[str, str]:
         return dict(zip(urls, answers, strict=True))
 
 
-def fonts_missing(client: StackClient) -> list[str] | None:
+def fonts_missing(archiver_health: dict[str, Any]) -> list[str] | None:
     """The writing systems the archiver's browser has no font for (its /healthz
     `fonts_missing`, services/archiver/fonts.py); None when it does not say."""
-    url = healthz_url(client, "archiver")
-    if url is None:
-        return None
-    try:
-        with httpx.Client(timeout=client.settings.cli_timeout_seconds) as http:
-            found = http.get(url).json().get("fonts_missing")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
+    found = archiver_health.get("fonts_missing")
     return [str(name) for name in found] if isinstance(found, list) else None
 
 
@@ -129,8 +133,9 @@ def register(app: typer.Typer) -> None:
         captures per minute, failures in the last hour by error code, liveness checks due,
         running and their answers, the oldest pending job."""
         with stack_client() as client:
-            services = health(client)
-            no_font = fonts_missing(client)
+            answers = health_answers(client)
+            services = {name: state for name, (state, _) in answers.items()}
+            no_font = fonts_missing(answers.get("archiver", ("", {}))[1])
             try:
                 streams = asyncio.run(backlog(client.nats_url, client.settings.cli_timeout_seconds))
             except Exception as exc:
