@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.content.cjk import SEPARATOR, has_cjk, segmented, unsegmented
 
@@ -48,3 +50,33 @@ def test_fts5_finds_a_word_inside_a_run_of_characters() -> None:
     raw.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'porter unicode61')")
     raw.execute("INSERT INTO t VALUES (?)", ("日本語のニュース",))
     assert not raw.execute("SELECT 1 FROM t WHERE t MATCH '\"ニュース\"'").fetchall()  # before
+
+
+MIXED = st.text(
+    alphabet=st.sampled_from("ab 1,\n。、日本語のニュースข่าวเกาหลี한국어ᄀ𠀋ｶ\u3000"), max_size=40
+) | st.text(max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(MIXED)
+def test_segmenting_is_taken_back_exactly_and_changes_nothing_twice(text: str) -> None:
+    text = text.replace(SEPARATOR, "")  # a page's own zero-width spaces are not kept
+    done = segmented(text)
+    assert unsegmented(done) == text
+    assert segmented(done) == done
+    assert done == text or has_cjk(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(MIXED, MIXED, MIXED)
+def test_a_run_of_such_characters_in_a_text_is_found_as_a_phrase(
+    before: str, word: str, after: str
+) -> None:
+    word = "".join(ch for ch in word if has_cjk(ch))
+    if not word:
+        return
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'porter unicode61')")
+    db.execute("INSERT INTO t VALUES (?)", (segmented(before + word + after),))
+    query = f'"{segmented(word, " ")}"'
+    assert db.execute("SELECT count(*) FROM t WHERE t MATCH ?", (query,)).fetchone()[0] == 1
