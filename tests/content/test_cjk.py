@@ -73,8 +73,8 @@ def test_a_run_of_such_characters_in_a_text_is_found_as_a_phrase(
     before: str, word: str, after: str
 ) -> None:
     word = "".join(ch for ch in word if has_cjk(ch))
-    if not word:
-        return
+    if not any(ch.isalnum() for ch in word):  # a vowel sign or tone mark alone is no word
+        return  # (the search's words are \w runs: it never asks for one)
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'porter unicode61')")
     db.execute("INSERT INTO t VALUES (?)", (segmented(before + word + after),))
