@@ -63,7 +63,12 @@ def health(client: StackClient) -> dict[str, str]:
     """Each service's /healthz: up, unhealthy (its status), not answering (it took the connection
     and gave no answer within `CLI_TIMEOUT_SECONDS`: busy or hung, not down), down (nothing
     listens), or unknown (no port file: not started here). Asked of every service at once."""
-    return {name: state for name, (state, _) in health_answers(client).items()}
+    return states(health_answers(client))
+
+
+def states(answers: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, str]:
+    """Each service's state of `health_answers`."""
+    return {name: state for name, (state, _) in answers.items()}
 
 
 def health_answers(client: StackClient) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -134,7 +139,7 @@ def register(app: typer.Typer) -> None:
         running and their answers, the oldest pending job."""
         with stack_client() as client:
             answers = health_answers(client)
-            services = {name: state for name, (state, _) in answers.items()}
+            services = states(answers)
             no_font = fonts_missing(answers.get("archiver", ("", {}))[1])
             try:
                 streams = asyncio.run(backlog(client.nats_url, client.settings.cli_timeout_seconds))
