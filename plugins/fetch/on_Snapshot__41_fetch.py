@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shared.content.no_archive import HEAD_BYTES, declined_by_headers, declined_by_html
+from shared.fetching import retry_after as retry_wait
 from shared.fetching.exchange import Fetch, FetchLimits, FetchResult
 from shared.fetching.warc import WarcLog
 from shared.hooks.config import hook_settings
@@ -171,8 +172,12 @@ def finish(res: FetchResult, code: str | None, status: int | None, kept: str | N
         emit(ArchiveResultRecord(status="partial", output_str=output, error_code=code))
         return 0
     output = res.message or f"HTTP {status} from {res.final_url}"
+    wait = retry_wait.of_headers(res.response.headers) if res.response is not None else None
+    if wait is not None:
+        output += f"; it asks to wait {wait:.0f} s"
     print(f"fetch: {output}", file=sys.stderr)
-    emit(ArchiveResultRecord(status="failed", output_str=output, error_code=code))
+    emit(ArchiveResultRecord(status="failed", output_str=output, error_code=code,
+                             retry_after_s=wait))  # fmt: skip
     return 1 if kind is None or kind.retry else 0
 
 

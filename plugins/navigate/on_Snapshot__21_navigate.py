@@ -54,6 +54,7 @@ from typing import Any, Literal
 from shared import pageclient as pc
 from shared.content.no_archive import declined_by_headers, declined_by_html
 from shared.content.walls import SIGNALS_JS, PageSignals, Wall, classify
+from shared.fetching import retry_after as retry_wait
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import LOGIN_REASONS, What, code, http_code, retry_worthy
 from shared.hooks.records import ArchiveResultRecord, SnapshotRecord, emit
@@ -247,7 +248,11 @@ def main() -> int:
         summary = f"{failed} of {log.get('subresources')} page resources not loaded · {summary}"
     if error:
         summary = f"{error.get('code')}: {error.get('message')}"[:500]
-    emit(ArchiveResultRecord(status=status, output_str=summary, error_code=error_code))
+    wait = retry_wait.of_headers(nav.get("headers") or []) if status == "failed" else None
+    if wait is not None:
+        summary += f"; it asks to wait {wait:.0f} s"
+    emit(ArchiveResultRecord(status=status, output_str=summary, error_code=error_code,
+                             retry_after_s=wait))  # fmt: skip
     return 1 if status == "failed" and retry_worthy(error_code) else 0
 
 

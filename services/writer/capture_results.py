@@ -149,7 +149,7 @@ def _archive_result(
         LOGGED_OUT.labels(rec.plugin, domain).inc()
         log.warning("%s: the session for %s expired (%s)", rec.plugin, domain, rec.error_code)
     if rec.status == "failed":
-        scheduler.on_failure(ctx.conn, target.link_id, rec.error_code, ctx.now)
+        scheduler.on_failure(ctx.conn, target.link_id, rec.error_code, ctx.now, rec.retry_after_s)
 
 
 def _artifact(ctx: ApplyContext, target: Target, ev: CaptureEvent, rec: ArtifactRecord) -> None:

@@ -19,8 +19,10 @@ backing off. Media jobs get ``MEDIA_JOB_DEADLINE_SECONDS`` instead of
 Domain back-off: a hook failure whose code means the site asked us to slow down
 (``shared.hooks.error_codes.backs_off_domain``: ``E_*_RATE_LIMITED``, ``E_*_HTTP_429``) backs
 off the link's whole registrable domain, capture and media jobs alike: none of its jobs is
-dispatched before ``until`` (5 min, 30 min, 2 h, then 12 h while it keeps answering so).
-Writes ``domain_backoff``; jobs only through ``transitions``.
+dispatched before ``until``: 5 min, 30 min, 2 h, then 12 h while it keeps answering so after
+each wait, or the wait its Retry-After asked for when longer (up to a day). Answers that
+arrive while it backs off (the fetch's and the browser's of one capture, another job in
+flight) count as one. Writes ``domain_backoff``; jobs only through ``transitions``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from services.writer.clock import iso, parse
 from services.writer.db import transaction
 from services.writer.job_policy import Policy
 from shared.evidence.manifest import EVIDENCE_PLUGIN
+from shared.fetching import retry_after as retry_wait
 from shared.hooks.error_codes import backs_off_domain
 from shared.hooks.records import ArtifactRecord
 from shared.hooks.retry import BACKOFF
@@ -215,10 +218,15 @@ def _dispatch_kind(
 
 
 def on_failure(
-    conn: sqlite3.Connection, link_id: int, error_code: str | None, now: datetime
+    conn: sqlite3.Connection,
+    link_id: int,
+    error_code: str | None,
+    now: datetime,
+    retry_after_s: float | None = None,
 ) -> None:
     """A hook failed: when its code asks us to slow down, the link's whole registrable
-    domain backs off (5 min, 30 min, 2 h, then 12 h as it keeps answering so)."""
+    domain backs off (5 min, 30 min, 2 h, then 12 h as it keeps answering so), or as long as
+    the site's Retry-After asked (`retry_after_s`) when that is longer (at most a day)."""
     if not backs_off_domain(error_code):
         return
     row = conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
@@ -229,8 +237,17 @@ def on_failure(
         "SELECT hits, until FROM domain_backoff WHERE domain = ?", (domain,)
     ).fetchone()
     stale = hits_row is None or hits_row["until"] < iso(now - timedelta(days=1))
+    if hits_row is not None and hits_row["until"] > iso(now):
+        # still backing off: the answer comes from a job dispatched before the back-off
+        # began (another hook of the same capture, another job in flight then), not from
+        # the site answering so again after the wait; it is the same answer, not a new hit
+        log.info("%s answered %s again while backing off", domain, error_code)
+        return
     hits = 1 if stale else int(hits_row["hits"]) + 1
-    until = now + BACKOFF[min(hits, len(BACKOFF)) - 1]
+    wait = BACKOFF[min(hits, len(BACKOFF)) - 1]
+    if retry_after_s is not None:
+        wait = max(wait, retry_wait.bounded(retry_after_s))
+    until = now + wait
     conn.execute(
         "INSERT INTO domain_backoff (domain, until, reason, hits, updated_at)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO UPDATE SET"

@@ -3,28 +3,15 @@ answers share (rate limits, transient failures)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-
 import httpx
 
+from shared.fetching import retry_after as retry_wait
 from shared.messages import ExternalAnswer
 
 
 def retry_after(response: httpx.Response) -> float | None:
     """The seconds a Retry-After header asks for (seconds or an HTTP date), or None."""
-    value = response.headers.get("retry-after", "").strip()
-    if not value:
-        return None
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    return retry_wait.seconds(response.headers.get("retry-after", ""))
 
 
 def transient(name: str, response: httpx.Response) -> ExternalAnswer | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from shared.errors import ArchiverError, ConfigError
+from shared.fetching import retry_after as retry_wait
 from shared.hooks import limits, reaping
 from shared.hooks.binary_detection import binary_env_name, read_binaries, search_path
 from shared.hooks.config import env_prefix, load_plugin_config
@@ -356,6 +357,8 @@ class HookRun:
         fields: dict[str, object] = {"exit_code": rc, "ended_at": _now()}
         if claim is not None:
             fields.update(output_str=claim.output_str, error_code=claim.error_code)
+            if claim.retry_after_s is not None:
+                fields["retry_after_s"] = claim.retry_after_s
         hard = timed_out or rc != 0
         if timed_out:
             self.machine.to("failed")
@@ -384,7 +387,11 @@ class HookRun:
         if self.machine.status == "failed" and retries(
             str(error_code) if error_code else None, crashed=hard
         ):
-            fields["retry_at"] = next_retry_at(self.ctx.attempt, max_attempts=self.ctx.max_attempts)
+            retry_at = next_retry_at(self.ctx.attempt, max_attempts=self.ctx.max_attempts)
+            wait = claim.retry_after_s if claim is not None and not timed_out else None
+            if retry_at is not None and wait is not None:  # the site's wait, when longer
+                retry_at = max(retry_at, _now() + retry_wait.bounded(wait))
+            fields["retry_at"] = retry_at
         self._set(**fields)
         return await self._finish(hard=hard)
 

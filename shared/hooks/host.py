@@ -97,6 +97,7 @@ LIGHT_PRELOAD: tuple[str, ...] = (
     "shared.content.no_archive",
     "shared.content.walls",
     "shared.errors",
+    "shared.fetching.retry_after",
     "shared.hooks.config",
     "shared.hooks.error_codes",
     "shared.hooks.records",

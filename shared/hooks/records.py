@@ -52,6 +52,10 @@ class ArchiveResultRecord(_Record):
     """Process exit code; filled in by the runner."""
     retry_at: datetime | None = None
     """When a hard failure should be retried; set by the runner."""
+    retry_after_s: float | None = Field(default=None, ge=0)
+    """The wait the site asked for (its Retry-After on a 429 or 503), when a hook read one:
+    the runner's retry_at and the writer's back-off of the site keep at least this wait
+    (at most a day, shared.fetching.retry_after)."""
     started_at: datetime | None = None
     """When the hook process started."""
     ended_at: datetime | None = None

@@ -63,7 +63,9 @@ Output
   stderr: human logs, kept (first 16 MiB) as `<hook file name>.stderr.log` in the cwd; an
           empty one is deleted. The archiver uploads it with the hook's other files.
   files:  whatever the hook writes in its cwd. Delete your own temporary files.
-  An ArchiveResult a hook prints is its claim (status, output_str, error_code), not streamed:
+  An ArchiveResult a hook prints is its claim (status, output_str, error_code, and
+  retry_after_s: the seconds the site asked to wait, its Retry-After on a 429 or 503, which the
+  fetch and navigate hooks read), not streamed:
   the runner fills plugin, hook, exit_code, timings, attempt and retry_at, and reports the
   final record, which carries the last claim. A hook's ArchiveResult is reported `started`
   once its process has run 0.5 s (STARTED_AFTER); a quicker hook's start is told by its
@@ -80,7 +82,8 @@ Exit status -> final ArchiveResult
       error_code is kept, else E_<PLUGIN>_FAILED; records printed before stay.
   Retries: a failed result's error_code alone decides (shared/hooks/error_codes.py, the one
       table), whatever the exit code: when its kind is retried, retry_at is set from the
-      backoff 5m, 30m, 2h, 12h, 12h ... (shared/hooks/retry.py) until the job's max_attempts
+      backoff 5m, 30m, 2h, 12h, 12h ... (shared/hooks/retry.py), or later when the claim's
+      retry_after_s asks for longer (kept up to a day), until the job's max_attempts
       (MAX_ATTEMPTS, default 5) are used; otherwise none. A code the table does not know
       (none in the product) is retried only after a hard failure. Hooks print the code the
       table knows (E_NAVIGATE_HTTP_429: retried, the domain backs off; E_REDDIT_HTTP_410:

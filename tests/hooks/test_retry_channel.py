@@ -12,11 +12,14 @@ import asyncio
 import json
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
 
 from shared.hooks.error_codes import KINDS, backs_off_domain, http_code, kind_of
+from shared.hooks.records import ArchiveResultRecord
 from shared.hooks.snapshot_runner import SnapshotSpec, run_snapshot
 from testkit.browser import BrowserHarness, Collect, retried_as_the_table_says, run_hooks
 from testkit.httpserver import FixtureServer, Reply
@@ -163,3 +166,41 @@ async def test_navigate_failures_agree_with_the_table(
     ), result
     assert (result.retry_at is not None) == (status in (408, 425, 429, 503))
     assert backs_off_domain(result.error_code) == (status == 429)
+
+
+@pytest.fixture
+def waits() -> Iterator[FixtureServer]:
+    """/429 asks to wait two hours; /503 until a date three hours from now."""
+    later = format_datetime(datetime.now(UTC) + timedelta(hours=3), usegmt=True)
+    with FixtureServer() as s:
+        s.routes["/429"] = Reply(b"<h1>slow down</h1>", 429,
+                                 {"Content-Type": "text/html", "Retry-After": "7200"})  # fmt: skip
+        s.routes["/503"] = Reply(b"<h1>maintenance</h1>", 503,
+                                 {"Content-Type": "text/html", "Retry-After": later})  # fmt: skip
+        yield s
+
+
+def waited(result: ArchiveResultRecord, hours: float) -> None:
+    """The result carries the site's wait, and its retry keeps it (the first retry alone
+    would come after 5 min)."""
+    assert result.retry_after_s is not None, result
+    assert abs(result.retry_after_s - hours * 3600) < 60, result
+    assert result.retry_at is not None
+    assert result.retry_at >= datetime.now(UTC) + timedelta(hours=hours) - timedelta(minutes=1)
+    assert "asks to wait" in result.output_str
+
+
+@pytest.mark.parametrize(("status", "hours"), [(429, 2), (503, 3)])
+def test_the_fetch_keeps_the_wait_a_site_asks_for(
+    waits: FixtureServer, tmp_path: Path, status: int, hours: float
+) -> None:
+    seen = run_plugin(f"{waits.base}/{status}", tmp_path, ["fetch"])
+    waited(seen.final["fetch"], hours)
+
+
+@pytest.mark.integration
+async def test_navigate_keeps_the_wait_a_site_asks_for(
+    browser: BrowserHarness, waits: FixtureServer, tmp_path: Path
+) -> None:
+    seen = await run_hooks(browser, f"{waits.base}/429", tmp_path, ["navigate"])
+    waited(seen.final["navigate"], 2)

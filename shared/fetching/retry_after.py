@@ -1,0 +1,43 @@
+"""How long a server asks us to wait: its Retry-After header (RFC 9110 §10.2.3), given in
+seconds or as an HTTP date. Read by the fetch and navigate hooks (their failed result's
+`retry_after_s`) and by the public-archive clients (shared/external/answer.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+MAX_WAIT = timedelta(days=1)
+"""The longest wait a server's Retry-After makes us keep: a site asking for a week is asked
+again after a day (its answer then decides the next wait)."""
+
+
+def seconds(value: str, now: datetime | None = None) -> float | None:
+    """The seconds `value` (a Retry-After header's) asks for, or None when it says nothing
+    usable. A date in the past asks for 0."""
+    value = value.strip()
+    if not value:
+        return None
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+def of_headers(headers: Iterable[tuple[str, str]] | Iterable[list[str]]) -> float | None:
+    """The wait a response's headers ([name, value] pairs) ask for, or None."""
+    for name, value in headers:
+        if name.lower() == "retry-after":
+            return seconds(value)
+    return None
+
+
+def bounded(wait_s: float) -> timedelta:
+    """A server's wait as one we keep: at most MAX_WAIT."""
+    return min(timedelta(seconds=max(wait_s, 0.0)), MAX_WAIT)
