@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -145,7 +146,7 @@ def start_weed(
     own choosing it tries twice more with fresh ones."""
     data_dir.mkdir(parents=True, exist_ok=True)
     for _ in range(1 if ports else WEED_START_TRIES):
-        chosen = ports or free_ports(WEED_PORTS)
+        chosen = ports or with_admin_pair(free_ports(WEED_PORTS))
         child, s3 = _weed_child(data_dir, bucket, creds, log_path, chosen)
         if _listening(child, s3, 60):
             return Weed(child, f"http://127.0.0.1:{s3}", chosen)
@@ -157,6 +158,38 @@ def start_weed(
 
 
 WEED_START_TRIES = 3
+WEED_ADMIN = 8
+"""Index of the admin's HTTP port in weed's port list (`_weed_child`); its gRPC port follows."""
+WEED_GRPC_OFFSET = 10000
+"""weed mini's maintenance worker dials the admin's gRPC at the admin's HTTP port plus this,
+whatever `-admin.port.grpc` says (SeaweedFS 4.48): on any other gRPC port it logged a failed
+connection every 5 s for as long as it ran (4 KB of s3.log a minute) and ran no maintenance."""
+
+
+def with_admin_pair(ports: list[int]) -> list[int]:
+    """`ports` with the admin's HTTP and gRPC ports WEED_GRPC_OFFSET apart: one of them whose
+    port plus the offset is free too becomes the admin's (unchanged when none is)."""
+    for i, port in enumerate(ports):
+        grpc = port + WEED_GRPC_OFFSET
+        if grpc in ports or not _free(grpc):
+            continue
+        chosen = list(ports)
+        chosen[i], chosen[WEED_ADMIN] = chosen[WEED_ADMIN], port
+        chosen[WEED_ADMIN + 1] = grpc
+        return chosen
+    return ports
+
+
+def _free(port: int) -> bool:
+    """True when port can be bound on 127.0.0.1 now."""
+    if port >= 65536:
+        return False
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _listening(child: Child, port: int, timeout: float) -> bool:
