@@ -61,7 +61,8 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
 
 
 def apply_rearchive(ctx: ApplyContext, cmd: RearchiveCommand) -> None:
-    """A new job now, whatever the cache window, unless one is queued or running."""
+    """A new job now, whatever the cache window, unless one is queued or running; a queued
+    one waiting for its retry time is made due now."""
     if _seen(ctx, cmd.request_id):
         return
     link_id = linkstore.resolve_link_id(ctx.conn, cmd.link_id)

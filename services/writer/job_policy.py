@@ -86,6 +86,9 @@ class LinkState:
     """links.status (pending, archived, failed, skipped)."""
     blocked: str | None = None
     """Why the link must never be captured (taken down, domain excluded by an admin)."""
+    active_job_due: datetime | None = None
+    """When the link's queued job is due (a retry waits for its time); None when it has no
+    queued job."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ class Decision:
     priority: int = 0
     code: str = "allowed"
     """The reason as a short fixed word (a metric label): allowed, recapture, domain_policy,
-    in_flight, cache_window, quote_only, submit, rearchive, changed."""
+    in_flight, cache_window, quote_only, submit, rearchive, changed, hastened (the link's
+    queued job waiting for its retry time is made due now: `transitions.hasten`)."""
 
 
 def decide(
@@ -120,6 +124,10 @@ def decide(
         if verdict == "skip":
             return Decision("skipped_policy", policy_reason, code="domain_policy")
     if state.active_job_id is not None:
+        due = state.active_job_due
+        if manual and due is not None and due > now:  # asked for now: the wait ends
+            reason = f"{source} requested: job {state.active_job_id}, due {due.isoformat()}, now"
+            return Decision("queued", reason, MANUAL_PRIORITY, code="hastened")
         return Decision("skipped_cached", f"in flight: job {state.active_job_id}", code="in_flight")
     if source == "changed":
         return Decision("queued", "changed at source", code="changed")

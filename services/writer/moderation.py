@@ -299,9 +299,9 @@ def apply_include(ctx: ApplyContext, cmd: IncludeCommand) -> None:
 
 
 def apply_retry(ctx: ApplyContext, cmd: RetryCommand) -> None:
-    """A new job for every failed link that matches, is not blocked and has none running;
-    not one whose page asked not to be archived (a decline, not a failure: `dla rearchive`
-    asks it again)."""
+    """A new job for every failed link that matches, is not blocked and has none running
+    (one whose queued retry still waits for its time is made due now); not one whose page
+    asked not to be archived (a decline, not a failure: `dla rearchive` asks it again)."""
     if _audited(ctx, cmd.request_id):
         return
     conn = ctx.conn
@@ -321,9 +321,11 @@ def apply_retry(ctx: ApplyContext, cmd: RetryCommand) -> None:
         if opted_out(code):
             continue
         state = transitions.link_state(conn, link_id)
-        if state.blocked or state.active_job_id is not None:
+        waiting = state.active_job_due is not None and state.active_job_due > ctx.now
+        if state.blocked or (state.active_job_id is not None and not waiting):
             continue
-        decision = Decision("queued", f"retry requested by {cmd.admin}", MANUAL_PRIORITY)
+        code = "hastened" if waiting else "allowed"
+        decision = Decision("queued", f"retry requested by {cmd.admin}", MANUAL_PRIORITY, code=code)
         media.capture_decided(conn, link_id, decision, ctx.policy, ctx.now_iso, state)
         queued += 1
     target = cmd.domain or "all domains"

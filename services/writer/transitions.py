@@ -69,20 +69,25 @@ def link_state(conn: sqlite3.Connection, link_id: int) -> LinkState:
     """When the link was last archived, its status, its queued or running job, if any, and
     whether an admin blocked it (taken down, or its domain excluded)."""
     row = conn.execute(
-        "SELECT last_archived_at, status, (SELECT id FROM archive_jobs WHERE link_id = links.id"
-        " AND kind = 'capture' AND status IN ('queued', 'running') ORDER BY id LIMIT 1),"
-        " taken_down_at, domain FROM links WHERE id = ?",
+        "SELECT last_archived_at, status, taken_down_at, domain FROM links WHERE id = ?",
         (link_id,),
     ).fetchone()
     if row is None:
         return LinkState(None, None)
-    excluded = None if row[3] else excluded_by(conn, str(row[4]))
-    blocked = "taken down" if row[3] else (f"domain {excluded} excluded" if excluded else None)
+    job = conn.execute(
+        "SELECT id, status, not_before FROM archive_jobs WHERE link_id = ? AND kind = 'capture'"
+        " AND status IN ('queued', 'running') ORDER BY id LIMIT 1",
+        (link_id,),
+    ).fetchone()
+    excluded = None if row[2] else excluded_by(conn, str(row[3]))
+    blocked = "taken down" if row[2] else (f"domain {excluded} excluded" if excluded else None)
+    waits = job is not None and job[1] == "queued" and job[2] is not None
     return LinkState(
         last_archived_at=parse(row[0]) if row[0] else None,
-        active_job_id=None if row[2] is None else int(row[2]),
+        active_job_id=None if job is None else int(job[0]),
         status=str(row[1]),
         blocked=blocked,
+        active_job_due=parse(job[2]) if waits else None,
     )
 
 
@@ -97,12 +102,26 @@ def record_decision(
     state: LinkState | None = None,
     kind: str = "capture",
 ) -> int:
-    """The job row of a policy decision: ``queue`` or ``skip`` (state: the LinkState it was
-    made from). Returns the job id."""
+    """The job row of a policy decision: ``queue`` or ``skip``, or ``hasten`` the link's
+    waiting job (state: the LinkState it was made from). Returns the job id."""
+    if decision.code == "hastened" and state is not None and state.active_job_id is not None:
+        return hasten(conn, state.active_job_id, decision, now)
     POLICY_DECISIONS.labels(decision.status, decision.code).inc()
     if decision.status == "queued":
         return queue(conn, link_id, decision, now, state, kind)
     return skip(conn, link_id, decision, now, state, kind)
+
+
+def hasten(conn: sqlite3.Connection, job_id: int, decision: Decision, now: str) -> int:
+    """A queued job waiting for its retry time made due now, at the decision's priority when
+    that is higher (someone asked for the capture: `Decision.code` "hastened"). Returns its id."""
+    POLICY_DECISIONS.labels(decision.status, decision.code).inc()
+    conn.execute(
+        "UPDATE archive_jobs SET not_before = min(not_before, ?), priority = max(priority, ?)"
+        " WHERE id = ? AND status = 'queued'",
+        (now, decision.priority, job_id),
+    )
+    return job_id
 
 
 def skip(

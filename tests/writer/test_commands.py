@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from services.writer.clock import iso
 from services.writer.job_policy import MANUAL_PRIORITY
+from shared.hooks.records import ArchiveResultRecord
 from shared.messages import RearchiveCommand, SubmitCommand
-from testkit.writer_harness import T0, Harness, done, occ, post
+from testkit.writer_harness import T0, Harness, done, event, occ, post
 
 
 def submit(url: str, rid: str = "r1") -> SubmitCommand:
@@ -81,3 +85,49 @@ def test_a_request_is_decided_once_even_after_its_message_id_was_pruned(h: Harne
     h.advance(hours=2)
     h.apply(submit("https://blog.example/post"))
     assert len(h.jobs()) == 1
+
+
+def waiting_retry(h: Harness) -> None:
+    """Link 1's capture failed with a 503 and its retry (job 1) waits for its time."""
+    h.apply(post("g1", occ("https://blog.example/post")))
+    h.dispatch()
+    hook = "on_Snapshot__41_fetch.py"
+    failed = ArchiveResultRecord(status="failed", plugin="fetch", hook=hook,
+                                 error_code="E_FETCH_HTTP_5XX")  # fmt: skip
+    h.apply(event(h.job(1), 0, failed), done(h.job(1), records=1, retry=[hook]))
+    assert h.job(1)["status"] == "queued" and h.job(1)["not_before"] > iso(h.now)
+    h.advance(minutes=1)
+
+
+def test_rearchive_of_a_link_whose_retry_waits_makes_it_due_now(h: Harness) -> None:
+    """ "Archive again" on a failed link did nothing until its retry's time (up to 12 h):
+    the queued retry is what a new capture would be, so it is made due now."""
+    waiting_retry(h)
+    h.apply(rearchive(1))
+    (job,) = h.jobs()
+    assert (job["id"], job["not_before"], job["priority"]) == (1, iso(h.now), MANUAL_PRIORITY)
+    assert h.tuples("SELECT decision, job_id FROM submissions") == [("queued", 1)]
+    assert [j.job_id for j in h.dispatch()] == [1]
+    h.apply(rearchive(1, "a2"))  # now running: nothing more to do
+    assert h.jobs()[-1]["status"] == "skipped_cached"
+
+
+def test_submitting_the_url_of_a_link_whose_retry_waits_makes_it_due_now(h: Harness) -> None:
+    waiting_retry(h)
+    h.apply(submit("https://blog.example/post"))
+    assert [j["id"] for j in h.jobs()] == [1]
+    assert h.job(1)["not_before"] == iso(h.now)
+
+
+def test_a_waiting_retry_stays_behind_its_domains_back_off(h: Harness) -> None:
+    """Asked for now, but the site asked us to wait: the back-off still holds."""
+    waiting_retry(h)
+    h.conn.execute(
+        "INSERT INTO domain_backoff (domain, until, reason, hits, updated_at)"
+        " VALUES ('blog.example', ?, 'E_FETCH_HTTP_429 (link 1)', 1, ?)",
+        (iso(h.now + timedelta(minutes=5)), iso(h.now)),
+    )
+    h.apply(rearchive(1))
+    assert h.dispatch() == []
+    h.advance(minutes=6)
+    assert [j.job_id for j in h.dispatch()] == [1]
