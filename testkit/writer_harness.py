@@ -15,7 +15,7 @@ from services.writer.job_policy import Policy
 from services.writer.liveness import dispatch as liveness
 from services.writer.liveness.budget import HostBudget
 from services.writer.scheduler import Limits
-from shared.hooks.records import HookRecord
+from shared.hooks.records import ArchiveResultRecord, HookRecord
 from shared.links.canonical import CanonicalUrl, canonicalize
 from shared.links.policy import DEFAULT_EXCLUDE, DomainPolicy
 from shared.messages import (
@@ -275,3 +275,18 @@ def dump(
         ).fetchall()
         out[name] = sorted((tuple(r) for r in rows), key=repr)
     return out
+
+
+FETCH_HOOK = "on_Snapshot__41_fetch.py"
+
+
+def retry_waiting(h: Harness, url: str) -> sqlite3.Row:
+    """A new post's link whose capture failed with a 503: its retry, the same job queued
+    again, waits for its time (5 min on). Returns that job's row."""
+    h.apply(post(f"retry-{url}", occ(url)))
+    (job,) = h.dispatch()
+    failed = ArchiveResultRecord(status="failed", plugin="fetch", hook=FETCH_HOOK,
+                                 error_code="E_FETCH_HTTP_5XX")  # fmt: skip
+    row = h.job(job.job_id)
+    h.apply(event(row, 0, failed), done(row, records=1, retry=[FETCH_HOOK]))
+    return h.job(job.job_id)

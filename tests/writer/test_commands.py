@@ -6,9 +6,8 @@ from datetime import timedelta
 
 from services.writer.clock import iso
 from services.writer.job_policy import MANUAL_PRIORITY
-from shared.hooks.records import ArchiveResultRecord
 from shared.messages import RearchiveCommand, SubmitCommand
-from testkit.writer_harness import T0, Harness, done, event, occ, post
+from testkit.writer_harness import T0, Harness, done, occ, post, retry_waiting
 
 
 def submit(url: str, rid: str = "r1") -> SubmitCommand:
@@ -89,13 +88,8 @@ def test_a_request_is_decided_once_even_after_its_message_id_was_pruned(h: Harne
 
 def waiting_retry(h: Harness) -> None:
     """Link 1's capture failed with a 503 and its retry (job 1) waits for its time."""
-    h.apply(post("g1", occ("https://blog.example/post")))
-    h.dispatch()
-    hook = "on_Snapshot__41_fetch.py"
-    failed = ArchiveResultRecord(status="failed", plugin="fetch", hook=hook,
-                                 error_code="E_FETCH_HTTP_5XX")  # fmt: skip
-    h.apply(event(h.job(1), 0, failed), done(h.job(1), records=1, retry=[hook]))
-    assert h.job(1)["status"] == "queued" and h.job(1)["not_before"] > iso(h.now)
+    job = retry_waiting(h, "https://blog.example/post")
+    assert job["status"] == "queued" and job["not_before"] > iso(h.now)
     h.advance(minutes=1)
 
 

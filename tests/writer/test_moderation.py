@@ -21,7 +21,7 @@ from shared.messages import (
     TakedownCommand,
     UndoTakedownCommand,
 )
-from testkit.writer_harness import T0, Harness, done, dump, event, occ, post
+from testkit.writer_harness import T0, Harness, done, dump, event, occ, post, retry_waiting
 
 
 def art(job, name: str = "body") -> ArtifactRecord:  # type: ignore[no-untyped-def]
@@ -381,12 +381,7 @@ def test_a_hidden_link_keeps_its_liveness_schedule_for_an_undo(h: Harness) -> No
 def test_retry_makes_a_failed_links_waiting_retry_due_now(h: Harness) -> None:
     """A failed link whose retry is queued for later (a 503, retried in 5 min to 12 h) is
     what `dla retry` is for: its queued job is made due now, not skipped as in flight."""
-    h.apply(post("g1", occ("https://a.example/slow")))
-    h.dispatch()
-    hook = "on_Snapshot__41_fetch.py"
-    failed = ArchiveResultRecord(status="failed", plugin="fetch", hook=hook,
-                                 error_code="E_FETCH_HTTP_5XX")  # fmt: skip
-    h.apply(event(h.job(1), 0, failed), done(h.job(1), records=1, retry=[hook]))
+    retry_waiting(h, "https://a.example/slow")
     assert h.one("SELECT status FROM links") == "failed"
     h.advance(minutes=1)
     h.apply(RetryCommand(admin="alice", request_id="r1", requested_at=T0))
