@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 from markupsafe import Markup
 
 from services.web.queries.search import MARK_CLOSE, MARK_OPEN
+from services.web.queries.words import joined
 from shared.content.cjk import unsegmented
 from shared.hooks.error_codes import opted_out, reader_words, reason_of, wall_words, walled
 from shared.links.urlparts import supported_scheme
@@ -214,8 +215,9 @@ def file_size(n: int | None) -> str:
 
 def highlight(snippet: str | None) -> Markup:
     """An FTS snippet, escaped, with its match markers turned into <mark> (and without the
-    index's zero-width spaces between CJK characters: shared.content.cjk)."""
-    text = esc(unsegmented(snippet or ""))
+    index's zero-width spaces between CJK characters: shared.content.cjk); a word the index
+    holds in fragments (split at its combining marks) is one highlight (words.joined)."""
+    text = esc(joined(unsegmented(snippet or ""), MARK_OPEN, MARK_CLOSE))
     return Markup(text.replace(MARK_OPEN, "<mark>").replace(MARK_CLOSE, "</mark>"))
 
 
