@@ -15,6 +15,7 @@ from typing import Any
 
 from services.web.liveness_admin import liveness_counts
 from shared.hooks.error_codes import opted_out
+from shared.links.domains import registrable_domain
 from shared.spreadsheet_cells import text_cell
 
 AUDIT_COLUMNS = (
@@ -49,9 +50,10 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 def queue(conn: sqlite3.Connection, now: datetime) -> dict[str, Any]:
     """Jobs by status, how many of the failed ones their page declined (`declined_jobs`: the
-    page asked not to be archived, a retry leaves them alone), captures per minute (last 10
-    min), failures in the last hour by error code, the oldest pending job, the liveness
-    checks, the audit trail's latest entries."""
+    page asked not to be archived, a retry leaves them alone), the sites that asked us to
+    slow down (`domains_backing_off`), captures per minute (last 10 min), failures in the
+    last hour by error code, the oldest pending job, the liveness checks, the audit trail's
+    latest entries."""
     hour_ago = (now - timedelta(hours=1)).isoformat()
     ten_min = (now - timedelta(minutes=10)).isoformat()
     jobs = {
@@ -89,6 +91,7 @@ def queue(conn: sqlite3.Connection, now: datetime) -> dict[str, Any]:
     return {
         "jobs": jobs,
         "declined_jobs": declined,
+        "domains_backing_off": backing_off(conn, now),
         "captures_per_minute": round(done / 10, 2),
         "failures_last_hour": failures,
         "oldest_pending": dict(oldest) if oldest else None,
@@ -97,15 +100,38 @@ def queue(conn: sqlite3.Connection, now: datetime) -> dict[str, Any]:
     }
 
 
-def by_domain(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]]:
+def backing_off(conn: sqlite3.Connection, now: datetime) -> list[dict[str, Any]]:
+    """The registrable domains nothing is sent to until `until` (they answered 429 or "rate
+    limited": services/writer/scheduler.py), soonest first: `domain`, `until`, `reason` (the
+    error code and the link that got it), `hits` (answers so in a row)."""
+    if not has_table(conn, "domain_backoff"):
+        return []
+    return [
+        dict(r)
+        for r in conn.execute(
+            "SELECT domain, until, reason, hits FROM domain_backoff WHERE until > ?"
+            " ORDER BY until, domain",
+            (now.isoformat(),),
+        )
+    ]
+
+
+def by_domain(
+    conn: sqlite3.Connection, limit: int = 200, now: datetime | None = None
+) -> list[dict[str, Any]]:
     """Per domain: jobs running and waiting, links failed (what a retry would queue again:
-    not those whose page asked not to be archived)."""
+    not those whose page asked not to be archived), and until when its site backs off
+    (`paused_until`, `paused_why`: nothing is sent to it before)."""
     rows: dict[str, dict[str, Any]] = {}
+    paused = {b["domain"]: b for b in backing_off(conn, now or datetime.now(UTC))}
 
     def row(domain: str) -> dict[str, Any]:
-        return rows.setdefault(
-            domain, {"domain": domain, "running": 0, "waiting": 0, "failed": 0, "oldest": None}
-        )
+        if domain not in rows:
+            pause = paused.get(registrable_domain(domain)) or {}
+            rows[domain] = {"domain": domain, "running": 0, "waiting": 0, "failed": 0,
+                            "oldest": None, "paused_until": pause.get("until"),
+                            "paused_why": pause.get("reason")}  # fmt: skip
+        return rows[domain]
 
     for r in conn.execute(
         "SELECT l.domain, j.status, count(*) AS n, min(j.enqueued_at) AS oldest"

@@ -23,8 +23,9 @@ from services.web import admin_reads
 from services.web.console import session
 from services.web.state import WebState
 from services.writer.db import open_db
+from shared.hooks.records import ArchiveResultRecord
 from shared.messages import ExcludeCommand, TakedownCommand, UndoTakedownCommand
-from testkit.writer_harness import Harness
+from testkit.writer_harness import Harness, done, event, occ, post
 from tests.web.conftest import client_for, web_settings
 from tests.writer.test_moderation import broken_and_declined, captured
 
@@ -388,3 +389,32 @@ async def test_the_queue_shows_each_feeds_health_from_nats(
             assert (await c.get("/admin/queue.json", headers=BEARER)).json()["feeds"] is None
     finally:
         await nc.close()
+
+
+async def test_a_site_that_asked_us_to_slow_down_shows_as_paused(
+    tmp_path: Path, tokens: None
+) -> None:
+    """Its waiting links wait for the back-off, not for a worker: the queue page says so on
+    each of its hosts' rows, /admin/queue.json lists it (`dla status` prints it)."""
+    h = Harness(open_db(tmp_path / "archive.sqlite3"), now=datetime.now(UTC))
+    h.apply(post("g1", occ("https://www.example.org/a"), occ("https://news.example.org/b")))
+    first, _ = h.dispatch(per_domain=2)
+    job = h.job(first.job_id)
+    hook = "on_Snapshot__41_fetch.py"
+    limited = ArchiveResultRecord(status="failed", plugin="fetch", hook=hook,
+                                  error_code="E_FETCH_HTTP_429", retry_after_s=3600)  # fmt: skip
+    h.apply(event(job, 0, limited), done(job, records=1, retry=[hook]))
+    rows = {d["domain"]: d for d in admin_reads.by_domain(h.conn, now=h.now)}
+    assert {d: bool(r["paused_until"]) for d, r in rows.items()} == {
+        "www.example.org": True,
+        "news.example.org": True,
+    }
+    h.conn.close()
+    async with await client_of(tmp_path) as c:
+        (pause,) = (await c.get("/admin/queue.json", headers=BEARER)).json()["domains_backing_off"]
+        assert (pause["domain"], pause["hits"]) == ("example.org", 1)
+        assert "E_FETCH_HTTP_429" in pause["reason"]
+        await log_in(c)
+        page = (await c.get("/admin", headers=HTML)).text
+    assert page.count('<span class="badge bad">paused</span>') == 2
+    assert "in 59 min" in page or "in 1 h" in page

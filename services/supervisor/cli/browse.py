@@ -194,6 +194,12 @@ def register(app: typer.Typer) -> None:
             )
             + f"  ·  captures/min (last 10 min): {queue.get('captures_per_minute', 0)}"
         )
+        for pause in queue.get("domains_backing_off") or []:
+            out.print(
+                f"{pause['domain']} asked us to slow down ({pause['reason']}): nothing goes"
+                f" to it until {pause['until']}",
+                style="yellow",
+            )
         fails = queue.get("failures_last_hour") or {}
         if fails:
             table("failures in the last hour", ["error code", "count"], fails.items())

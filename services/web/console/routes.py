@@ -106,7 +106,7 @@ async def _queue_context(state: WebState) -> dict[str, Any]:
     now = datetime.now(UTC)
     return {
         "summary": await actions.read(state, admin_reads.queue, now),
-        "domains": await actions.read(state, admin_reads.by_domain),
+        "domains": await actions.read(state, admin_reads.by_domain, 200, now),
         "running": await actions.read(state, admin_reads.jobs, "running"),
         "waiting": await actions.read(state, admin_reads.jobs, "queued"),
         "feeds": await feed_reports(state),
