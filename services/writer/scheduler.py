@@ -236,18 +236,20 @@ def on_failure(
     hits_row = conn.execute(
         "SELECT hits, until FROM domain_backoff WHERE domain = ?", (domain,)
     ).fetchone()
-    stale = hits_row is None or hits_row["until"] < iso(now - timedelta(days=1))
+    asked = retry_wait.bounded(retry_after_s) if retry_after_s is not None else timedelta(0)
     if hits_row is not None and hits_row["until"] > iso(now):
         # still backing off: the answer comes from a job dispatched before the back-off
         # began (another hook of the same capture, another job in flight then), not from
-        # the site answering so again after the wait; it is the same answer, not a new hit
+        # the site answering so again after the wait: no new hit, but a longer wait it
+        # asks for is kept
         log.info("%s answered %s again while backing off", domain, error_code)
-        return
-    hits = 1 if stale else int(hits_row["hits"]) + 1
-    wait = BACKOFF[min(hits, len(BACKOFF)) - 1]
-    if retry_after_s is not None:
-        wait = max(wait, retry_wait.bounded(retry_after_s))
-    until = now + wait
+        if now + asked <= parse(hits_row["until"]):
+            return
+        hits, until = int(hits_row["hits"]), now + asked
+    else:
+        stale = hits_row is None or hits_row["until"] < iso(now - timedelta(days=1))
+        hits = 1 if stale else int(hits_row["hits"]) + 1
+        until = now + max(BACKOFF[min(hits, len(BACKOFF)) - 1], asked)
     conn.execute(
         "INSERT INTO domain_backoff (domain, until, reason, hits, updated_at)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO UPDATE SET"

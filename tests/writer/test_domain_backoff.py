@@ -87,3 +87,15 @@ def test_a_retry_after_of_a_week_waits_a_day(h: Harness) -> None:
     assert h.dispatch(per_domain=1) == []
     h.advance(seconds=2)
     assert len(h.dispatch(per_domain=1)) == 1
+
+
+def test_a_longer_wait_asked_by_a_later_answer_of_the_same_capture_is_kept(h: Harness) -> None:
+    two_links(h)
+    (first,) = h.dispatch(per_domain=1)
+    job = h.job(first.job_id)
+    h.apply(
+        event(job, 0, limited(FETCH)),  # no Retry-After: the first wait
+        event(job, 1, limited(NAVIGATE, 7200)),  # the browser's answer asks for two hours
+        done(job, records=2, retry=[FETCH, NAVIGATE]),
+    )
+    assert backoff(h) == (timedelta(hours=2), 1)
