@@ -40,3 +40,14 @@ def test_bounded_keeps_at_most_a_day() -> None:
     assert bounded(90) == timedelta(seconds=90)
     assert bounded(30 * 86400) == MAX_WAIT
     assert bounded(-3) == timedelta(0)
+
+
+def test_a_rate_limit_window_reset_stands_in_for_a_missing_retry_after() -> None:
+    # Reddit: seconds left in the window; GitHub and X: the Unix time it resets
+    assert of_headers([("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "540")], NOW) == 540
+    epoch = str(int(NOW.timestamp()) + 900)
+    assert of_headers([("X-RateLimit-Reset", epoch)], NOW) == 900
+    assert of_headers([("X-RateLimit-Reset", "soon")], NOW) is None
+    assert of_headers([("X-RateLimit-Reset", "nan")], NOW) is None
+    # Retry-After, when given, is what counts
+    assert of_headers([("x-ratelimit-reset", "540"), ("Retry-After", "2")], NOW) == 2

@@ -248,7 +248,8 @@ def main() -> int:
         summary = f"{failed} of {log.get('subresources')} page resources not loaded · {summary}"
     if error:
         summary = f"{error.get('code')}: {error.get('message')}"[:500]
-    wait = retry_wait.of_headers(nav.get("headers") or []) if status == "failed" else None
+    asks = status == "failed" and nav.get("status") in retry_wait.WAITING_STATUSES
+    wait = retry_wait.of_headers(nav.get("headers") or []) if asks else None
     if wait is not None:
         summary += f"; it asks to wait {wait:.0f} s"
     emit(ArchiveResultRecord(status=status, output_str=summary, error_code=error_code,

@@ -1,5 +1,6 @@
 """How long a server asks us to wait: its Retry-After header (RFC 9110 §10.2.3), given in
-seconds or as an HTTP date. Read by the fetch and navigate hooks (their failed result's
+seconds or as an HTTP date, or lacking one on a rate-limited answer the reset of its window
+(`X-RateLimit-Reset`). Read by the fetch and navigate hooks (their failed result's
 `retry_after_s`) and by the public-archive clients (shared/external/answer.py)."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
+WAITING_STATUSES = (429, 503)
+"""The answers whose headers can ask for a wait (too many requests, unavailable for now)."""
 MAX_WAIT = timedelta(days=1)
 """The longest wait a server's Retry-After makes us keep: a site asking for a week is asked
 again after a day (its answer then decides the next wait)."""
@@ -30,12 +33,29 @@ def seconds(value: str, now: datetime | None = None) -> float | None:
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
 
 
-def of_headers(headers: Iterable[tuple[str, str]] | Iterable[list[str]]) -> float | None:
-    """The wait a response's headers ([name, value] pairs) ask for, or None."""
-    for name, value in headers:
-        if name.lower() == "retry-after":
-            return seconds(value)
-    return None
+EPOCH_AFTER = 1_000_000_000
+"""An `X-RateLimit-Reset` above this is a time (Unix seconds: GitHub's, X's), below it the
+seconds left (Reddit's)."""
+
+
+def of_headers(
+    headers: Iterable[tuple[str, str]] | Iterable[list[str]], now: datetime | None = None
+) -> float | None:
+    """The wait a rate-limited response's headers ([name, value] pairs) ask for, or None:
+    its Retry-After, else when its rate-limit window resets (`X-RateLimit-Reset`)."""
+    found = {name.lower(): value for name, value in headers}
+    if "retry-after" in found:
+        return seconds(found["retry-after"], now)
+    reset = found.get("x-ratelimit-reset", "").strip()
+    try:
+        value = float(reset)
+    except ValueError:
+        return None
+    if value != value or value < 0:  # NaN, or no time at all
+        return None
+    if value > EPOCH_AFTER:
+        return max(value - (now or datetime.now(UTC)).timestamp(), 0.0)
+    return value
 
 
 def bounded(wait_s: float) -> timedelta:

@@ -102,7 +102,7 @@ KINDS: dict[What, ErrorKind] = {
         backoff=True,
     ),
     "BLOCKED": ErrorKind(
-        "blocked", True, "the site served a block page (403/429, anti-bot) instead"
+        "blocked", True, "the site served a block page (403, anti-bot) instead"
     ),
     "LOGIN_WALL": ErrorKind("login_wall", False, "the site served only a login page"),
     "LOGGED_OUT": ErrorKind(

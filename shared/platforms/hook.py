@@ -155,7 +155,8 @@ def _finish(
         return 0
     ending = error_code(plugin, result, cookies_sent)
     print(f"{plugin}: {ending}: {summary}", file=sys.stderr)
-    emit(ArchiveResultRecord(status="failed", output_str=summary, error_code=ending))
+    emit(ArchiveResultRecord(status="failed", output_str=summary, error_code=ending,
+                             retry_after_s=result.retry_after_s))  # fmt: skip
     return 1 if retry_worthy(ending) else 0
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from shared.content.no_archive import declined_by_answer
 from shared.content.walls import is_login_url, wall_in_html
 from shared.cookies import CookieSet
+from shared.fetching import retry_after as retry_wait
 from shared.fetching.exchange import Fetch, FetchLimits
 from shared.fetching.warc import WarcLog
 from shared.platforms.outcome import StepOutcome, gone, unknown
@@ -194,7 +195,8 @@ def judge(step: str, answer: Answer) -> StepOutcome | None:
     if status in (404, 410):
         return gone(step, answer.url, status, "not_found", f"HTTP {status}")
     if status == 429:
-        return unknown(step, answer.url, status, "rate_limited", answer.text[:300])
+        wait = retry_wait.of_headers(answer.headers)
+        return unknown(step, answer.url, status, "rate_limited", answer.text[:300], wait)
     if status is not None and status >= 500:
         return unknown(step, answer.url, status, "http_5xx", answer.text[:300])
     if is_login_url(answer.final_url) and answer.final_url != answer.url:

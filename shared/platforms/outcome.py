@@ -68,6 +68,8 @@ class Evidence:
     unknown: rate_limited, http_5xx, login_wall, logged_out, bad_answer, too_large, a fetch
     error kind in lower case (timeout, stalled, dns, refused ...)."""
     text: str = ""
+    retry_after_s: float | None = None
+    """The wait a rate-limited answer asked for (its Retry-After), when it said."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,8 @@ class StepOutcome:
     def as_dict(self) -> dict[str, Any]:
         """The attempt as recorded in `<platform>.json` (no post: post.json holds it)."""
         kept = {"kept": list(self.kept)} if self.kept else {}
-        return {"step": self.step, "verdict": self.verdict, **asdict(self.evidence), **kept}
+        seen = {k: v for k, v in asdict(self.evidence).items() if v is not None or k == "status"}
+        return {"step": self.step, "verdict": self.verdict, **seen, **kept}
 
 
 def present(step: str, url: str, status: int | None, post: Post) -> StepOutcome:
@@ -102,9 +105,17 @@ def gone(
     return StepOutcome(step, "gone", Evidence(url, status, reason, text[:1000]), post)
 
 
-def unknown(step: str, url: str, status: int | None, reason: str, text: str = "") -> StepOutcome:
-    """The step could not tell (reason: a key of UNKNOWN_CODES or a fetch error kind)."""
-    return StepOutcome(step, "unknown", Evidence(url, status, reason, text[:1000]))
+def unknown(
+    step: str,
+    url: str,
+    status: int | None,
+    reason: str,
+    text: str = "",
+    retry_after_s: float | None = None,
+) -> StepOutcome:
+    """The step could not tell (reason: a key of UNKNOWN_CODES or a fetch error kind;
+    `retry_after_s`: the wait a rate-limited answer asked for)."""
+    return StepOutcome(step, "unknown", Evidence(url, status, reason, text[:1000], retry_after_s))
 
 
 DECLINED = "declined"
@@ -152,6 +163,12 @@ class ChainResult:
     def kept(self) -> tuple[str, ...]:
         """The files the steps kept, in order."""
         return tuple(f for s in self.steps for f in s.kept)
+
+    @property
+    def retry_after_s(self) -> float | None:
+        """The longest wait a rate-limited answer of the steps asked for, if any said."""
+        waits = [s.evidence.retry_after_s for s in self.steps]
+        return max((w for w in waits if w is not None), default=None)
 
     @property
     def declined(self) -> str | None:

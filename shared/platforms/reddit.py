@@ -11,9 +11,10 @@ thread (a subreddit, a user page) gets its page only. The capture sends no opera
 (the page and thread as anyone sees them), and any answer opting out (X-No-Archive header
 or meta) ends it keeping nothing.
 
-A capture that kept nothing ends as Reddit's answers rank (`error_code`): a block page
-anywhere (403/429 or its words) is E_REDDIT_BLOCKED; else the first error, by its fetch
-error kind (E_REDDIT_TIMEOUT, _REFUSED ...) or HTTP status (E_REDDIT_HTTP_5XX,
+A capture that kept nothing ends as Reddit's answers rank (`error_code`): a 429 anywhere is
+E_REDDIT_RATE_LIMITED (retried after its Retry-After when longer, and reddit.com backs off);
+else a block page anywhere (403 or its words) is E_REDDIT_BLOCKED; else the first error, by
+its fetch error kind (E_REDDIT_TIMEOUT, _REFUSED ...) or HTTP status (E_REDDIT_HTTP_5XX,
 E_REDDIT_HTTP_410 ...; E_REDDIT_FAILED for an empty page); else E_REDDIT_LOGIN_WALL,
 E_REDDIT_AGE_GATE, E_REDDIT_NOT_FOUND.
 """
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from shared.fetching import retry_after as retry_wait
 from shared.hooks.error_codes import code, http_code
 from shared.platforms import kept as files
 from shared.platforms.chain import Chain, Context, Keeping, PostRef
@@ -72,8 +74,8 @@ FETCH_ERRORS = frozenset(
      "redirects", "failed"}
 )  # fmt: skip
 """The reasons that are a fetch error's kind (shared.fetching), in lower case."""
-PAGE_REASONS = {"blocked": "blocked", "login": "login_wall", "over18": "age_gate",
-                "not_found": "not_found"}  # fmt: skip
+PAGE_REASONS = {"rate_limited": "rate_limited", "blocked": "blocked", "login": "login_wall",
+                "over18": "age_gate", "not_found": "not_found"}  # fmt: skip
 """A page's verdict (reddit_thread.classify_page) -> its outcome's reason."""
 
 
@@ -222,7 +224,8 @@ async def _page(ctx: Context, ref: PostRef, step: str, base: str) -> StepOutcome
         await asyncio.to_thread((ctx.folder / PAGE_FILE).write_bytes, got.body)
         return kept(step, url, got.status, (PAGE_FILE,))
     if verdict in PAGE_REASONS:
-        return unknown(step, url, got.status, PAGE_REASONS[verdict], got.text[:300])
+        wait = retry_wait.of_headers(got.headers) if verdict == "rate_limited" else None
+        return unknown(step, url, got.status, PAGE_REASONS[verdict], got.text[:300], wait)
     reason = "http_5xx" if got.status >= 500 else "http_4xx" if got.status >= 400 else "no_answer"
     return unknown(step, url, got.status, reason, got.text[:300])
 
@@ -238,8 +241,8 @@ async def www_page(ctx: Context, ref: PostRef) -> StepOutcome:
 
 
 def _ranked(step: StepOutcome) -> tuple[str, str | None]:
-    """(what the answer was: ok, blocked, error, login, over18, not_found or none; the code
-    of an error)."""
+    """(what the answer was: ok, rate_limited, blocked, error, login, over18, not_found or
+    none; the code of an error)."""
     reason, status = step.evidence.reason, step.evidence.status
     if step.post is not None or step.kept:
         return "ok", None
@@ -263,6 +266,8 @@ def error_code(result: ChainResult) -> str:
     """The code of a capture that kept nothing: a block page anywhere, else the first
     error, else a login wall, the over-18 gate, not found."""
     ranked = [_ranked(s) for s in result.steps]
+    if any(verdict == "rate_limited" for verdict, _ in ranked):
+        return code(PREFIX, "RATE_LIMITED")
     if any(verdict == "blocked" for verdict, _ in ranked):
         return code(PREFIX, "BLOCKED")
     failed = next((c for verdict, c in ranked if verdict == "error" and c), None)

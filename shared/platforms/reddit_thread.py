@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from shared.content.metadata import PageMetadata
 from shared.platforms.facts import reddit_site as facts
 
-Verdict = Literal["ok", "blocked", "login", "over18", "not_found", "error"]
+Verdict = Literal["ok", "rate_limited", "blocked", "login", "over18", "not_found", "error"]
 BLOCK_MARKERS = re.compile(
     r"whoa there, pardner|you've been blocked by network security|"
     r"your request has been blocked|too many requests|blocked due to|prove your humanity",
@@ -70,7 +70,9 @@ def classify_page(status: int, final_url: str, body: str) -> Verdict:
     """What a fetched Reddit HTML page is: the thread (`ok`) or what stands in its way."""
     path = urlsplit(final_url).path.lower()
     head = body[:200_000]
-    if status in (403, 429) or BLOCK_MARKERS.search(head):
+    if status == 429:  # too many requests: its domain backs off (not a block page)
+        return "rate_limited"
+    if status == 403 or BLOCK_MARKERS.search(head):
         return "blocked"
     if "/login" in path or "/account/login" in path or LOGIN_MARKERS.search(head[:20_000]):
         return "login"

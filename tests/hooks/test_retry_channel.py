@@ -106,7 +106,7 @@ def test_fetch_failures_agree_with_the_table(
     (404, "E_REDDIT_NOT_FOUND", False),
     (408, "E_REDDIT_HTTP_408", True),
     (503, "E_REDDIT_HTTP_5XX", True),
-    (429, "E_REDDIT_BLOCKED", True),
+    (429, "E_REDDIT_RATE_LIMITED", True),
 ])  # fmt: skip
 def test_reddit_failures_agree_with_the_table(
     statuses: FixtureServer, tmp_path: Path, status: int, code: str, retried: bool

@@ -46,7 +46,7 @@ def test_links_and_hosts():
             "ok",
         ),
         (403, "https://old.reddit.com/r/a/", "whatever", "blocked"),
-        (429, "https://old.reddit.com/r/a/", "", "blocked"),
+        (429, "https://old.reddit.com/r/a/", "", "rate_limited"),
         (200, "https://old.reddit.com/r/a/", "<h1>whoa there, pardner!</h1>", "blocked"),
         (200, "https://www.reddit.com/login/?dest=x", "<form>", "login"),
         (200, "https://old.reddit.com/r/a/", "<title>reddit - Log in</title>", "login"),

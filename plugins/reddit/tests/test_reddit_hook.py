@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from shared.hooks.error_codes import backs_off_domain
 from shared.hooks.records import ArchiveResultRecord, HookRecord, PostRecord, parse_record
 from testkit.hook_runs import run_hook
 from testkit.httpserver import FixtureServer, Reply
@@ -38,7 +39,8 @@ JSON = {"Content-Type": "application/json"}
 
 @pytest.fixture
 def reddit() -> Iterator[FixtureServer]:
-    """Prefixes: /ok (the thread), /lw (login wall), /gate (over-18), /blocked (403)."""
+    """Prefixes: /ok (the thread), /lw (login wall), /gate (over-18), /blocked (403),
+    /limited (429)."""
     with FixtureServer() as s:
         body = json.dumps(THREAD_JSON).encode()
         s.routes[f"/ok{PATH}"] = Reply(THREAD_PAGE, headers=HTML)
@@ -51,6 +53,16 @@ def reddit() -> Iterator[FixtureServer]:
         whoa = Reply(b"<h1>whoa there, pardner!</h1>", 403, HTML)
         s.routes[f"/blocked{PATH}"] = whoa
         s.routes[f"/blocked{PATH.rstrip('/')}/.json"] = whoa
+        # Reddit's rate limit as it answers it: the page with Retry-After, the JSON with its
+        # window's counters (github.com/dkhamsing/awesome_bot/issues/86, praw-dev/praw#2046)
+        s.routes[f"/limited{PATH}"] = Reply(
+            b"<title>Too Many Requests</title>", 429, {**HTML, "retry-after": "600"}
+        )
+        s.routes[f"/limited{PATH.rstrip('/')}/.json"] = Reply(
+            b'{"message": "Too Many Requests", "error": 429}', 429,
+            {**JSON, "x-ratelimit-remaining": "0", "x-ratelimit-used": "100",
+             "x-ratelimit-reset": "540"},
+        )  # fmt: skip
         optout = {**HTML, "X-No-Archive": "yes"}
         s.routes[f"/optout{PATH}"] = Reply(THREAD_PAGE, headers=optout)
         s.routes[f"/optout{PATH.rstrip('/')}/.json"] = Reply(body, headers=JSON)
@@ -138,6 +150,23 @@ def test_everything_blocked_is_a_hard_failure(reddit: FixtureServer, tmp_path: P
     code, records = run(tmp_path, old=f"{b}/blocked", www=f"{b}/blocked", json=f"{b}/blocked")
     assert code == 1
     assert result(records).status == "failed" and result(records).error_code == "E_REDDIT_BLOCKED"
+
+
+def test_a_rate_limit_is_no_block_page_its_wait_is_kept(
+    reddit: FixtureServer, tmp_path: Path
+) -> None:
+    """A 429 backs reddit.com off (E_REDDIT_RATE_LIMITED; a block page does not), and the
+    longest wait its answers asked for goes with the result."""
+    b = reddit.base
+    code, records = run(tmp_path, old=f"{b}/limited", www=f"{b}/blocked", json=f"{b}/limited")
+    ending = result(records)
+    assert code == 1 and (ending.status, ending.error_code) == ("failed", "E_REDDIT_RATE_LIMITED")
+    assert backs_off_domain(ending.error_code) and ending.retry_after_s == 600
+    assert attempts(tmp_path) == [
+        ("old-page", "rate_limited"), ("www-page", "blocked"), ("thread-json", "rate_limited")
+    ]  # fmt: skip
+    waits = [a.get("retry_after_s") for a in report(tmp_path)["attempts"]]
+    assert waits == [600, None, 540]
 
 
 def test_login_walls_everywhere_are_a_soft_failure(reddit: FixtureServer, tmp_path: Path) -> None:
