@@ -20,6 +20,7 @@ from services.poller.feed_fetch import (
     content_hash,
     fetch_errors,
     read_capped,
+    status_error,
 )
 from shared.discourse import TopicRef
 
@@ -78,7 +79,7 @@ async def get_json(
                     " needs a login",
                 )
             if resp.status_code >= 400:
-                raise FeedError("http_status", f"HTTP {resp.status_code} from {url}")
+                raise status_error(resp, url)
             body = await read_capped(resp, max_bytes, url)
     try:
         data = httpx.Response(200, content=body).json()

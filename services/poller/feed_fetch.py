@@ -18,6 +18,7 @@ import httpx
 
 from services.poller.metrics import ITEMS_DROPPED, feed_label
 from shared.errors import ArchiverError
+from shared.fetching import retry_after as retry_wait
 from shared.links.urlparts import SUPPORTED_SCHEMES
 
 log = logging.getLogger(__name__)
@@ -29,11 +30,23 @@ DISCOURSE_GUID = re.compile(r"^(?P<prefix>.+)-post-(?P<id>\d+)$")
 
 
 class FeedError(ArchiverError):
-    """The feed could not be fetched or parsed (reason in the message)."""
+    """The feed could not be fetched or parsed (reason in the message); `wait_s`: how long
+    the forum asked us to wait before asking again (its 429's or 503's Retry-After)."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, wait_s: float | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.wait_s = wait_s
+
+
+def status_error(resp: httpx.Response, url: str) -> FeedError:
+    """The error of an HTTP error answer, with the wait it asks for (429, 503)."""
+    code = resp.status_code
+    wait = None
+    if code in retry_wait.WAITING_STATUSES:
+        wait = retry_wait.of_headers(resp.headers.multi_items())
+    asks = f"; it asks to wait {wait:.0f} s" if wait is not None else ""
+    return FeedError("http_status", f"HTTP {code} from {url}{asks}", wait)
 
 
 @dataclass
@@ -100,7 +113,7 @@ async def fetch(
             if resp.status_code == 304:
                 return None
             if resp.status_code >= 400:
-                raise FeedError("http_status", f"HTTP {resp.status_code} from {url}")
+                raise status_error(resp, url)
             declared = resp.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise FeedError("too_large", f"feed declares {declared} bytes > {max_bytes}")

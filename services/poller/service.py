@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -41,6 +42,7 @@ from services.poller.settings import PollerSettings
 from shared import bus, feed_health
 from shared.discourse import NotATopic, TopicRef, forum_of, parse_topic_url
 from shared.errors import BusError
+from shared.fetching import retry_after as retry_wait
 from shared.lifecycle import Service, ServiceContext
 from shared.links.occurrences import occurrences_for_post
 from shared.links.urlparts import scrub_credentials
@@ -89,6 +91,9 @@ class Poller:
         self._resolver: Resolver | None = None
         self.positions: PositionStore | None = None
         self.loaded: set[str] = set()
+        self.asked_wait: dict[str, float] = {}
+        """Per feed, the monotonic time before which the forum asked not to be asked again
+        (its 429's or 503's Retry-After, at most a day: shared.fetching.retry_after)."""
 
     def resolver_for(self, client: httpx.AsyncClient) -> Resolver:
         """The short-link resolver using this HTTP client (its cache lives as long)."""
@@ -257,6 +262,10 @@ class Poller:
 
     async def _poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         state = self.states[feed_url]
+        left = self.asked_wait.get(feed_url, 0.0) - time.monotonic()
+        if left > 0:  # the forum asked us to wait: its health still says so
+            log.info("poll of %s skipped: the forum asked to wait %.0f s more", feed_url, left)
+            return
         with POLL_SECONDS.labels(feed_label(feed_url)).time():
             try:
                 await self.load_position(feed_url)
@@ -277,6 +286,9 @@ class Poller:
             except FeedError as exc:
                 log.warning("poll of %s failed (%s): %s", feed_url, exc.reason, exc)
                 self.outcome(feed_url, exc.reason, str(exc))
+                if exc.wait_s is not None:
+                    wait = retry_wait.bounded(exc.wait_s).total_seconds()
+                    self.asked_wait[feed_url] = time.monotonic() + wait
                 return
             except BusError as exc:
                 log.warning(

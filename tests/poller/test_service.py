@@ -272,3 +272,25 @@ async def test_a_feeds_health_says_since_when_it_fails_and_a_quiet_feed_is_healt
             gauge = LAST_OK.labels(feed_label(url))._value.get()
             assert gauge == report.last_success.timestamp()
     assert [type(m) for m in await published(ctx)] == [FeedPost]
+
+
+async def test_a_forum_asking_to_wait_is_not_asked_again_before(ctx: ServiceContext) -> None:
+    """Discourse answers a client over its rate limit 429 with Retry-After: the poller keeps
+    polling its other feeds but not that one until the wait is over, and the feed's health
+    says what the forum answered."""
+    limited = Reply(b"slow down", 429, {"Content-Type": "text/plain", "Retry-After": "3600"})
+    with FixtureServer() as forum:
+        url = f"{forum.base}/posts.rss"
+        forum.routes["/posts.rss"] = limited
+        poller = poller_for(ctx, url)
+        for _ in range(3):
+            await poll(poller, url)
+        asked = [path for path, _ in forum.requests if path == "/posts.rss"]
+        health = poller.health[url].report(url)
+        poller.asked_wait[url] -= 3600  # an hour later
+        forum.routes["/posts.rss"] = Reply(posts_rss(forum.base, []))
+        await poll(poller, url)
+        again = [path for path, _ in forum.requests if path == "/posts.rss"]
+    assert len(asked) == 1, "asked once, then the wait is kept"
+    assert health is not None and not health.ok and "asks to wait 3600 s" in (health.error or "")
+    assert len(again) == 2
