@@ -278,7 +278,14 @@ async def test_a_forum_asking_to_wait_is_not_asked_again_before(ctx: ServiceCont
     """Discourse answers a client over its rate limit 429 with Retry-After: the poller keeps
     polling its other feeds but not that one until the wait is over, and the feed's health
     says what the forum answered."""
-    limited = Reply(b"slow down", 429, {"Content-Type": "text/plain", "Retry-After": "3600"})
+    # what Discourse's RequestsRateLimiter middleware answers (its body, its two headers)
+    limited = Reply(
+        b"Slow down, too many requests from this IP address.\n"
+        b"Please retry again in 3600 seconds.\nError code: ip_10_secs_limit.\n",
+        429,
+        {"Content-Type": "text/plain", "Retry-After": "3600",
+         "Discourse-Rate-Limit-Error-Code": "ip_10_secs_limit"},
+    )  # fmt: skip
     with FixtureServer() as forum:
         url = f"{forum.base}/posts.rss"
         forum.routes["/posts.rss"] = limited
