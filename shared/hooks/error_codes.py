@@ -101,9 +101,7 @@ KINDS: dict[What, ErrorKind] = {
         "the server answered 429 (too many requests): retried later, its whole domain backs off",
         backoff=True,
     ),
-    "BLOCKED": ErrorKind(
-        "blocked", True, "the site served a block page (403, anti-bot) instead"
-    ),
+    "BLOCKED": ErrorKind("blocked", True, "the site served a block page (403, anti-bot) instead"),
     "LOGIN_WALL": ErrorKind("login_wall", False, "the site served only a login page"),
     "LOGGED_OUT": ErrorKind(
         "logged_out",
