@@ -18,7 +18,7 @@ from services.writer import (
     posts,
     transitions,
 )
-from services.writer.clock import iso
+from services.writer.clock import iso, parse
 from services.writer.context import ApplyContext
 from services.writer.liveness import dispatch as liveness
 from shared.hooks.error_codes import final, opted_out, retry_worthy, telling, walled
@@ -152,10 +152,24 @@ def _retry_or_fail(
             ctx.now_iso,
         )
         return None
-    delay = retry_delay(done.attempt)
+    when = max(ctx.now + retry_delay(done.attempt), _asked_until(ctx, done.snapshot_id, retry))
     hooks = json.dumps(sorted(retry)) if retry else None
-    transitions.fail_retry(ctx.conn, job_id, ctx.now + delay, error, hooks, every_hook=bool(wall))
-    return ctx.now + delay
+    transitions.fail_retry(ctx.conn, job_id, when, error, hooks, every_hook=bool(wall))
+    return when
+
+
+def _asked_until(ctx: ApplyContext, snapshot_id: str, retry: list[str]) -> datetime:
+    """The latest `retry_at` the hooks to retry were given: later than the schedule's when
+    the site asked for a longer wait (its Retry-After: the runner keeps it, up to a day)."""
+    if not retry:
+        return ctx.now
+    marks = ", ".join("?" * len(retry))
+    row = ctx.conn.execute(
+        f"SELECT max(retry_at) FROM archive_results WHERE snapshot_id = ? AND hook IN ({marks})",
+        (snapshot_id, *retry),
+    ).fetchone()
+    latest = parse(row[0]) if row and row[0] else None
+    return max(ctx.now, latest) if latest is not None else ctx.now
 
 
 def _retry_worthy(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -144,3 +145,24 @@ def test_reports_of_other_attempts_and_repeats_are_ignored(h: Harness) -> None:
     h.advance(minutes=1)
     h.apply(done(job, retry=[FETCH], run=2))
     assert tuple(h.job(1)) == tuple(before)
+
+
+def test_a_retry_waits_as_long_as_its_hooks_were_told_to(h: Harness) -> None:
+    """The runner keeps a site's Retry-After in a hook's retry_at (a 503 "back in 3 h"):
+    the job's next attempt is then, not at the schedule's 5 min."""
+    job = start(h)
+    later = h.now + timedelta(hours=3)
+    failed = res(FETCH, "failed", "E_FETCH_HTTP_5XX").model_copy(
+        update={"retry_at": later, "retry_after_s": 3 * 3600}
+    )
+    h.apply(event(job, 0, failed), done(job, retry=[FETCH]))
+    assert h.job(1)["status"] == "queued" and h.job(1)["not_before"] == iso(later)
+    assert h.one("SELECT retry_at FROM links") == iso(later)
+
+
+def test_a_retry_at_the_schedule_when_the_hooks_were_told_sooner(h: Harness) -> None:
+    job = start(h)
+    soon = h.now + timedelta(seconds=10)
+    failed = res(FETCH, "failed", "E_FETCH_HTTP_5XX").model_copy(update={"retry_at": soon})
+    h.apply(event(job, 0, failed), done(job, retry=[FETCH]))
+    assert h.job(1)["not_before"] == iso(h.now + BACKOFF[0])
