@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -51,17 +52,13 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
             None if job is None else job["attempts"],
         )
         return
-    retry = [h for h in done.retry_hooks if _retry_worthy(ctx, job["snapshot_id"], h)]
+    results = _results_by_key(ctx, job["snapshot_id"])
+    retry = [
+        h for h in done.retry_hooks if h not in results or retry_worthy(results[h]["error_code"])
+    ]
     post_plugin = posts.plugin_of(conn, job["snapshot_id"])
     if post_plugin is not None:  # the post was kept: its chain's other steps need no retry
-        ours = {
-            str(r[0])
-            for r in conn.execute(
-                "SELECT hook FROM archive_results WHERE snapshot_id = ? AND plugin = ?",
-                (job["snapshot_id"], post_plugin),
-            )
-        }
-        retry = [h for h in retry if h not in ours]
+        retry = [h for h in retry if h not in results or results[h]["plugin"] != post_plugin]
     outcome = attempt_outcome(ctx, job["snapshot_id"])
     if outcome.declined:
         forget_declined(ctx, job["link_id"], job["snapshot_id"])
@@ -152,34 +149,30 @@ def _retry_or_fail(
             ctx.now_iso,
         )
         return None
-    when = max(ctx.now + retry_delay(done.attempt), _asked_until(ctx, done.snapshot_id, retry))
+    asked = _asked_until(ctx, done.snapshot_id, retry)
+    when = max(ctx.now + retry_delay(done.attempt), asked)
     hooks = json.dumps(sorted(retry)) if retry else None
     transitions.fail_retry(ctx.conn, job_id, when, error, hooks, every_hook=bool(wall))
     return when
 
 
+def _results_by_key(ctx: ApplyContext, snapshot_id: str) -> dict[str, sqlite3.Row]:
+    """The snapshot's hook results by the keys a worker names hooks with in `retry_hooks`
+    (`<plugin>/<hook file>`, HookSpec.key) and by the hook file alone."""
+    rows = ctx.conn.execute(
+        "SELECT plugin, hook, error_code, retry_at FROM archive_results WHERE snapshot_id = ?",
+        (snapshot_id,),
+    ).fetchall()
+    by_file = {str(r["hook"]): r for r in rows}
+    return by_file | {f"{r['plugin']}/{r['hook']}": r for r in rows}
+
+
 def _asked_until(ctx: ApplyContext, snapshot_id: str, retry: list[str]) -> datetime:
     """The latest `retry_at` the hooks to retry were given: later than the schedule's when
     the site asked for a longer wait (its Retry-After: the runner keeps it, up to a day)."""
-    if not retry:
-        return ctx.now
-    marks = ", ".join("?" * len(retry))
-    row = ctx.conn.execute(
-        f"SELECT max(retry_at) FROM archive_results WHERE snapshot_id = ? AND hook IN ({marks})",
-        (snapshot_id, *retry),
-    ).fetchone()
-    latest = parse(row[0]) if row and row[0] else None
-    return max(ctx.now, latest) if latest is not None else ctx.now
-
-
-def _retry_worthy(ctx: ApplyContext, snapshot_id: str, hook: str) -> bool:
-    """False when the hook's failure will not heal by retrying (a missing binary, a refused
-    target, a 4xx: shared.hooks.error_codes)."""
-    row = ctx.conn.execute(
-        "SELECT error_code FROM archive_results WHERE snapshot_id = ? AND hook = ?",
-        (snapshot_id, hook),
-    ).fetchone()
-    return row is None or retry_worthy(row["error_code"])
+    results = _results_by_key(ctx, snapshot_id)
+    given = [results[h]["retry_at"] for h in retry if h in results]
+    return max([ctx.now, *(parse(str(t)) for t in given if t)])
 
 
 @dataclass(frozen=True)

@@ -119,11 +119,12 @@ def test_permanent_failures_are_not_retried(h: Harness) -> None:
     assert h.job(1)["status"] == "failed"
 
 
-def test_a_4xx_is_permanent_from_the_first_attempt(h: Harness) -> None:
+@pytest.mark.parametrize("key", [f"fetch/{FETCH}", FETCH])  # a worker's HookSpec.key, the file
+def test_a_4xx_is_permanent_from_the_first_attempt(h: Harness, key: str) -> None:
     """The error table marks 4xx not retried (shared/hooks/error_codes.py): a hook asking for
     a retry of one is not retried."""
     job = start(h)
-    h.apply(event(job, 0, res(FETCH, "failed", "E_FETCH_HTTP_403")), done(job, retry=[FETCH]))
+    h.apply(event(job, 0, res(FETCH, "failed", "E_FETCH_HTTP_403")), done(job, retry=[key]))
     assert h.job(1)["status"] == "failed"
 
 
@@ -147,7 +148,8 @@ def test_reports_of_other_attempts_and_repeats_are_ignored(h: Harness) -> None:
     assert tuple(h.job(1)) == tuple(before)
 
 
-def test_a_retry_waits_as_long_as_its_hooks_were_told_to(h: Harness) -> None:
+@pytest.mark.parametrize("key", [f"fetch/{FETCH}", FETCH])
+def test_a_retry_waits_as_long_as_its_hooks_were_told_to(h: Harness, key: str) -> None:
     """The runner keeps a site's Retry-After in a hook's retry_at (a 503 "back in 3 h"):
     the job's next attempt is then, not at the schedule's 5 min."""
     job = start(h)
@@ -155,7 +157,7 @@ def test_a_retry_waits_as_long_as_its_hooks_were_told_to(h: Harness) -> None:
     failed = res(FETCH, "failed", "E_FETCH_HTTP_5XX").model_copy(
         update={"retry_at": later, "retry_after_s": 3 * 3600}
     )
-    h.apply(event(job, 0, failed), done(job, retry=[FETCH]))
+    h.apply(event(job, 0, failed), done(job, retry=[key]))
     assert h.job(1)["status"] == "queued" and h.job(1)["not_before"] == iso(later)
     assert h.one("SELECT retry_at FROM links") == iso(later)
 

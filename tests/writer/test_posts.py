@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from prometheus_client import REGISTRY
 
 from services.web.present import display_status
@@ -122,14 +123,15 @@ def test_a_wall_alone_is_retried_on_the_normal_schedule(h: Harness) -> None:
     assert h.rows("SELECT * FROM liveness_schedule") == []  # no archive to watch
 
 
-def test_a_post_from_the_page_step_needs_no_retry_of_the_api_step(h: Harness) -> None:
+@pytest.mark.parametrize("key", [f"x/{API}", API])  # a worker's HookSpec.key, the file alone
+def test_a_post_from_the_page_step_needs_no_retry_of_the_api_step(h: Harness, key: str) -> None:
     job = start(h)
     h.apply(
         event(job, 0, res("x", API, "failed", "E_X_RATE_LIMITED")),
         event(job, 1, res("navigate", NAV, "succeeded")),
         event(job, 2, the_post()),
         event(job, 3, res("x", PAGE, "succeeded")),
-        done(job, records=4, retry=[API]),
+        done(job, records=4, retry=[key]),
     )
     row = h.rows("SELECT * FROM links")[0]
     assert (row["status"], row["retry_at"]) == ("archived", None)
