@@ -278,9 +278,11 @@ def page_declines(url: str, settings: dict[str, Any]) -> str | None:
     return asyncio.run(ask())
 
 
-def fail(code: str, message: str, *, soft: bool) -> int:
+def fail(code: str, message: str, *, soft: bool, wait_s: float | None = None) -> int:
+    """The failed result (`wait_s`: what a rate limit asked for, its Retry-After)."""
     print(f"media: {code}: {message}", file=sys.stderr)
-    emit(ArchiveResultRecord(status="failed", output_str=message[:2000], error_code=code))
+    emit(ArchiveResultRecord(status="failed", output_str=message[:2000], error_code=code,
+                             retry_after_s=wait_s))  # fmt: skip
     return 0 if soft else 1
 
 
@@ -339,7 +341,7 @@ def main() -> int:
             return fail("E_MEDIA_REFUSED", str(refused), soft=True)
         failure = classify(exc)
         code = failure.code("MEDIA")
-        return fail(code, failure.message, soft=not retry_worthy(code))
+        return fail(code, failure.message, soft=not retry_worthy(code), wait_s=failure.wait_s)
 
     delete_partial(cwd, progress.finished_files | final_files(info), keep_media=True)
     scrub_written(cwd, cookies)

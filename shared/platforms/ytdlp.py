@@ -158,9 +158,8 @@ def failure_outcome(url: str, exc: BaseException, *, logged_in: bool) -> StepOut
         reason = "logged_out" if logged_in else "login_required"
         return unknown("yt-dlp", url, None, reason, failure.message)
     reasons = {"RATE_LIMITED": "rate_limited", "NO_VIDEO": "no_post", "HTTP_4XX": "http_4xx"}
-    return unknown(
-        "yt-dlp", url, status, reasons.get(failure.what, failure.what.lower()), failure.message
-    )
+    reason = reasons.get(failure.what, failure.what.lower())
+    return unknown("yt-dlp", url, status, reason, failure.message, failure.wait_s)
 
 
 async def step(url: str, opts: YtdlpOptions, platform: str) -> StepOutcome:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shared.fetching import retry_after as retry_wait
 from shared.hooks.error_codes import What, code
 
 
@@ -23,6 +24,8 @@ class Failure:
     """The `<WHAT>` of the error code: RATE_LIMITED, GEO_BLOCKED, PRIVATE, LOGIN_REQUIRED,
     REMOVED, NO_VIDEO, HTTP_4XX, NETWORK or FAILED."""
     message: str
+    wait_s: float | None = None
+    """For RATE_LIMITED: the wait the 429 asked for (its Retry-After), when it said."""
 
     def code(self, prefix: str) -> str:
         """`E_<PREFIX>_<WHAT>`."""
@@ -69,6 +72,15 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return found
 
 
+def _asked_wait(error: object) -> float | None:
+    """The wait a yt-dlp HTTPError's response asked for, if it kept its headers."""
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    try:
+        return retry_wait.of_headers(list(headers.items())) if headers is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
 def classify(exc: BaseException) -> Failure:
     """Map a yt-dlp exception (DownloadError and what it wraps) to a Failure."""
     # imported here: a yt-dlp exception to classify means yt-dlp is loaded already, and the
@@ -84,7 +96,7 @@ def classify(exc: BaseException) -> Failure:
         if isinstance(e, UnsupportedError):
             return Failure("NO_VIDEO", message)
         if isinstance(e, HTTPError) and e.status == 429:
-            return Failure("RATE_LIMITED", message)
+            return Failure("RATE_LIMITED", message, _asked_wait(e))
     for what, regex in _COMPILED:
         if regex.search(message):
             return Failure(what, message)

@@ -76,7 +76,9 @@ def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Media
             s.routes[f"/hls/{f.name}"] = Served(f.read_bytes(), ctype)
         s.routes["/stall.mp4"] = Served(data, "video/mp4", stall_after=len(data) // 3)
         s.routes["/gone.mp4"] = Served(b"gone", "text/plain", status=404)
-        s.routes["/busy.mp4"] = Served(b"slow down", "text/plain", status=429)
+        s.routes["/busy.mp4"] = Served(
+            b"slow down", "text/plain", status=429, headers={"Retry-After": "900"}
+        )
         yield s
 
 
@@ -169,6 +171,7 @@ def test_removed_is_soft_and_rate_limit_is_hard(site: MediaServer, tmp_path: Pat
     (tmp_path / "b").mkdir()
     code, records = run(f"{site.base}/busy.mp4", tmp_path / "b")
     assert code == 1 and result(records).error_code == "E_MEDIA_RATE_LIMITED", records
+    assert result(records).retry_after_s == 900, "the wait the 429 asked for goes with it"
 
 
 def test_stalled_server_is_a_hard_failure_without_partial_files(
