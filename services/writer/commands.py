@@ -10,6 +10,7 @@ from services.writer.context import ApplyContext
 from services.writer.job_policy import decide
 from services.writer.linkstore import UrlForms
 from shared.links.canonical import CanonicalUrl
+from shared.links.domains import registrable_domain
 from shared.links.submission import check_submission
 from shared.messages import RearchiveCommand, SubmitCommand
 
@@ -56,7 +57,7 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
         link_id,
         job_id,
         decision.status,
-        decision.reason,
+        decision.reason + _site_asked_to_wait(ctx, link_id, decision.status),
     )
 
 
@@ -91,8 +92,21 @@ def apply_rearchive(ctx: ApplyContext, cmd: RearchiveCommand) -> None:
         link_id,
         job_id,
         decision.status,
-        decision.reason,
+        decision.reason + _site_asked_to_wait(ctx, link_id, decision.status),
     )
+
+
+def _site_asked_to_wait(ctx: ApplyContext, link_id: int, status: str) -> str:
+    """For a queued request: when its site backs off, until when (so "queued" is not read
+    as "now"); else nothing."""
+    if status != "queued":
+        return ""
+    host = ctx.conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
+    site = registrable_domain(str(host[0])) if host else ""
+    row = ctx.conn.execute(
+        "SELECT until FROM domain_backoff WHERE domain = ? AND until > ?", (site, ctx.now_iso)
+    ).fetchone()
+    return f"; {site} asked us to slow down: not before {row[0]}" if row else ""
 
 
 def _record(

@@ -123,5 +123,7 @@ def test_a_waiting_retry_stays_behind_its_domains_back_off(h: Harness) -> None:
     )
     h.apply(rearchive(1))
     assert h.dispatch() == []
+    (reason,) = h.tuples("SELECT reason FROM submissions")[0]
+    assert "blog.example asked us to slow down: not before" in reason
     h.advance(minutes=6)
     assert [j.job_id for j in h.dispatch()] == [1]
