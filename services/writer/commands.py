@@ -7,7 +7,7 @@ import logging
 from services.writer import linkstore, media, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
-from services.writer.job_policy import decide
+from services.writer.job_policy import Decision, decide
 from services.writer.linkstore import UrlForms
 from shared.links.canonical import CanonicalUrl
 from shared.links.domains import registrable_domain
@@ -57,7 +57,7 @@ def apply_submit(ctx: ApplyContext, cmd: SubmitCommand) -> None:
         link_id,
         job_id,
         decision.status,
-        decision.reason + _site_asked_to_wait(ctx, link_id, decision.status),
+        decision.reason + _site_asked_to_wait(ctx, link_id, decision),
     )
 
 
@@ -92,14 +92,14 @@ def apply_rearchive(ctx: ApplyContext, cmd: RearchiveCommand) -> None:
         link_id,
         job_id,
         decision.status,
-        decision.reason + _site_asked_to_wait(ctx, link_id, decision.status),
+        decision.reason + _site_asked_to_wait(ctx, link_id, decision),
     )
 
 
-def _site_asked_to_wait(ctx: ApplyContext, link_id: int, status: str) -> str:
-    """For a queued request: when its site backs off, until when (so "queued" is not read
-    as "now"); else nothing."""
-    if status != "queued":
+def _site_asked_to_wait(ctx: ApplyContext, link_id: int, decision: Decision) -> str:
+    """For a request whose capture is queued (by it, or already): when its site backs off,
+    until when (so "queued" is not read as "now"); else nothing."""
+    if decision.status != "queued" and decision.code != "in_flight":
         return ""
     host = ctx.conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
     site = registrable_domain(str(host[0])) if host else ""

@@ -128,7 +128,9 @@ def decide(
         if manual and due is not None and due > now:  # asked for now: the wait ends
             reason = f"{source} requested: job {state.active_job_id}, due {due.isoformat()}, now"
             return Decision("queued", reason, MANUAL_PRIORITY, code="hastened")
-        return Decision("skipped_cached", f"in flight: job {state.active_job_id}", code="in_flight")
+        waiting = " (queued, not started)" if due is not None else ""
+        reason = f"in flight: job {state.active_job_id}{waiting}"
+        return Decision("skipped_cached", reason, code="in_flight")
     if source == "changed":
         return Decision("queued", "changed at source", code="changed")
     last = state.last_archived_at

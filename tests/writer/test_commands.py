@@ -125,5 +125,9 @@ def test_a_waiting_retry_stays_behind_its_domains_back_off(h: Harness) -> None:
     assert h.dispatch() == []
     (reason,) = h.tuples("SELECT reason FROM submissions")[0]
     assert "blog.example asked us to slow down: not before" in reason
+    h.apply(rearchive(1, "a2"))  # asked again: its job is queued already, and still waits
+    (again,) = h.tuples("SELECT reason FROM submissions WHERE request_id = 'a2'")[0]
+    assert again.startswith("in flight: job 1 (queued, not started)")
+    assert "blog.example asked us to slow down" in again
     h.advance(minutes=6)
     assert [j.job_id for j in h.dispatch()] == [1]
