@@ -47,6 +47,8 @@ def test_a_rate_limit_window_reset_stands_in_for_a_missing_retry_after() -> None
     assert of_headers([("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "540")], NOW) == 540
     epoch = str(int(NOW.timestamp()) + 900)
     assert of_headers([("X-RateLimit-Reset", epoch)], NOW) == 900
+    assert of_headers([("x-rate-limit-reset", epoch)], NOW) == 900  # X's spelling
+    assert of_headers([("RateLimit-Reset", "50")], NOW) == 50  # the IETF draft's
     assert of_headers([("X-RateLimit-Reset", "soon")], NOW) is None
     assert of_headers([("X-RateLimit-Reset", "nan")], NOW) is None
     # Retry-After, when given, is what counts

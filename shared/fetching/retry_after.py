@@ -33,6 +33,9 @@ def seconds(value: str, now: datetime | None = None) -> float | None:
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
 
 
+RESET_HEADERS = ("x-ratelimit-reset", "x-rate-limit-reset", "ratelimit-reset")
+"""When a rate limit's window resets: Reddit's and GitHub's spelling, X's, the IETF draft's
+(draft-ietf-httpapi-ratelimit-headers: seconds left)."""
 EPOCH_AFTER = 1_000_000_000
 """An `X-RateLimit-Reset` above this is a time (Unix seconds: GitHub's, X's), below it the
 seconds left (Reddit's)."""
@@ -42,11 +45,11 @@ def of_headers(
     headers: Iterable[tuple[str, str]] | Iterable[list[str]], now: datetime | None = None
 ) -> float | None:
     """The wait a rate-limited response's headers ([name, value] pairs) ask for, or None:
-    its Retry-After, else when its rate-limit window resets (`X-RateLimit-Reset`)."""
+    its Retry-After, else when its rate-limit window resets (RESET_HEADERS)."""
     found = {name.lower(): value for name, value in headers}
     if "retry-after" in found:
         return seconds(found["retry-after"], now)
-    reset = found.get("x-ratelimit-reset", "").strip()
+    reset = next((found[n] for n in RESET_HEADERS if n in found), "").strip()
     try:
         value = float(reset)
     except ValueError:
