@@ -199,7 +199,7 @@ def test_status_shows_the_running_stack(up: Up) -> None:
     assert set(status["services"].values()) == {"up"}
     assert "COMMANDS/writer-commands" in status["backlog"]
     assert "failures_last_hour" in status and "oldest_pending" in status
-    assert "jobs" in status
+    assert "jobs" in status and status["domains_backing_off"] == []
     assert set(status["liveness"]) == {"watched", "due", "running", "checked_last_day",
                                        "verdicts"}  # fmt: skip
     # what the archiver's browser cannot draw, as fontconfig on this machine says
