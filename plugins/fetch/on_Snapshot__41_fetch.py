@@ -172,8 +172,9 @@ def finish(res: FetchResult, code: str | None, status: int | None, kept: str | N
         emit(ArchiveResultRecord(status="partial", output_str=output, error_code=code))
         return 0
     output = res.message or f"HTTP {status} from {res.final_url}"
-    asks = res.response is not None and status in retry_wait.WAITING_STATUSES
-    wait = retry_wait.of_headers(res.response.headers) if asks and res.response else None
+    wait = None
+    if res.response is not None and status in retry_wait.WAITING_STATUSES:
+        wait = retry_wait.of_headers(res.response.headers)
     if wait is not None:
         output += f"; it asks to wait {wait:.0f} s"
     print(f"fetch: {output}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from services.writer import linkstore, media, transitions
+from services.writer import linkstore, media, scheduler, transitions
 from services.writer.clock import iso
 from services.writer.context import ApplyContext
 from services.writer.job_policy import Decision, decide
@@ -103,10 +103,8 @@ def _site_asked_to_wait(ctx: ApplyContext, link_id: int, decision: Decision) -> 
         return ""
     host = ctx.conn.execute("SELECT domain FROM links WHERE id = ?", (link_id,)).fetchone()
     site = registrable_domain(str(host[0])) if host else ""
-    row = ctx.conn.execute(
-        "SELECT until FROM domain_backoff WHERE domain = ? AND until > ?", (site, ctx.now_iso)
-    ).fetchone()
-    return f"; {site} asked us to slow down: not before {row[0]}" if row else ""
+    until = scheduler.backing_off_until(ctx.conn, site, ctx.now_iso)
+    return f"; {site} asked us to slow down: not before {until}" if until else ""
 
 
 def _record(

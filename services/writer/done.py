@@ -72,9 +72,9 @@ def apply_capture_done(ctx: ApplyContext, done: CaptureDone) -> None:
     if outcome.wall and not done.error:
         # only a wall was met: no archive, and the whole capture is tried again on the
         # normal schedule (the operator may add the site's cookies meanwhile)
-        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, [], outcome.error)
+        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, [], {}, outcome.error)
     elif retry or done.error:
-        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, retry)
+        retry_at = _retry_or_fail(ctx, job["id"], job["link_id"], done, retry, results)
     elif outcome.outcome in KEPT:
         transitions.succeed(conn, job["id"], job["link_id"], ctx.now_iso)
     else:
@@ -134,11 +134,14 @@ def _retry_or_fail(
     link_id: int,
     done: CaptureDone,
     retry: list[str],
+    results: dict[str, sqlite3.Row],
     wall: str | None = None,
 ) -> datetime | None:
     """Schedule the next attempt with backoff (returns when), or fail the job when attempts
     are used up (returns None). `retry` narrows the next attempt to those hooks; `wall` (what
-    the attempt met instead of the page) has it run every hook again."""
+    the attempt met instead of the page) has it run every hook again. `results`: the
+    snapshot's hook results by key (`_results_by_key`), whose `retry_at` a site's longer
+    Retry-After may have put later than the schedule."""
     error = done.error or wall or f"hooks failed: {', '.join(retry)}"
     if done.attempt >= ctx.policy.max_attempts:
         transitions.fail_permanent(
@@ -149,8 +152,8 @@ def _retry_or_fail(
             ctx.now_iso,
         )
         return None
-    asked = _asked_until(ctx, done.snapshot_id, retry)
-    when = max(ctx.now + retry_delay(done.attempt), asked)
+    given = [results[h]["retry_at"] for h in retry if h in results]
+    when = max([ctx.now + retry_delay(done.attempt), *(parse(str(t)) for t in given if t)])
     hooks = json.dumps(sorted(retry)) if retry else None
     transitions.fail_retry(ctx.conn, job_id, when, error, hooks, every_hook=bool(wall))
     return when
@@ -165,14 +168,6 @@ def _results_by_key(ctx: ApplyContext, snapshot_id: str) -> dict[str, sqlite3.Ro
     ).fetchall()
     by_file = {str(r["hook"]): r for r in rows}
     return by_file | {f"{r['plugin']}/{r['hook']}": r for r in rows}
-
-
-def _asked_until(ctx: ApplyContext, snapshot_id: str, retry: list[str]) -> datetime:
-    """The latest `retry_at` the hooks to retry were given: later than the schedule's when
-    the site asked for a longer wait (its Retry-After: the runner keeps it, up to a day)."""
-    results = _results_by_key(ctx, snapshot_id)
-    given = [results[h]["retry_at"] for h in retry if h in results]
-    return max([ctx.now, *(parse(str(t)) for t in given if t)])
 
 
 @dataclass(frozen=True)

@@ -260,6 +260,14 @@ def on_failure(
     log.warning("%s answered %s: no job of it before %s", domain, error_code, iso(until))
 
 
+def backing_off_until(conn: sqlite3.Connection, domain: str, now: str) -> str | None:
+    """Until when the registrable domain backs off, or None when it does not now."""
+    row = conn.execute(
+        "SELECT until FROM domain_backoff WHERE domain = ? AND until > ?", (domain, now)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def backed_off(conn: sqlite3.Connection, now: str) -> set[str]:
     """Registrable domains no job may be dispatched to now."""
     return {r[0] for r in conn.execute("SELECT domain FROM domain_backoff WHERE until > ?", (now,))}

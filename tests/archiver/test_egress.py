@@ -181,8 +181,12 @@ async def test_a_tunnel_whose_server_never_speaks_tls_is_cut(
         # at load 6-10 its cut (which is logged for no request) can come before Chromium asks
         # for the image, which then finds the host marked; test_egress_warm.py covers warming
         policy = EgressPolicy(allow_private=True, subresource_timeout=3.0, warm_origins=0)
+        # the settle waits for the page's requests to end (up to 10 s here, not NAV's 0.5):
+        # at load 6-10 the image's cut may come after the load event, and navigate.json
+        # holds what the proxy logged by the time the navigation ended
+        settle = {**NAV, "NAVIGATE_SETTLE_MS": "10000"}
         seen = await run_hooks(
-            browser, f"{site.base}/p", tmp_path, ["navigate"], page={"policy": policy}, **NAV
+            browser, f"{site.base}/p", tmp_path, ["navigate"], page={"policy": policy}, **settle
         )
     result = seen.final["navigate"]
     record = navigation(tmp_path)

@@ -25,7 +25,7 @@ from services.web.queries.links import (
 from services.web.queries.prepared import Prepared, param
 from services.web.queries.schema import fts, link_metadata, links, liveness_verdicts, text_history
 from services.web.queries.visibility import listed, listed_at
-from services.web.queries.words import WORD
+from services.web.queries.words import word
 from shared.content.cjk import has_cjk, segmented
 from shared.links.domains import public_suffix
 
@@ -55,12 +55,12 @@ def domain_phrase(domain: str) -> str | None:
     as part of the phrase means reading their huge position lists, which made a filtered
     search 10-50 times slower than the same search unfiltered. Leaving them out keeps the
     narrowing correct (a superset: the exact rule is then checked on ``links.domain``)."""
-    labels = [label for label in domain.split(".") if WORD.search(label)]
+    labels = [label for label in domain.split(".") if word().search(label)]
     if not all(label.isdigit() for label in labels):
         suffix = public_suffix(".".join(labels))
         own = labels[: len(labels) - (suffix.count(".") + 1 if suffix else 1)]
         labels = own or labels
-    words = WORD.findall(" ".join(labels))[:MAX_WORDS]
+    words = word().findall(" ".join(labels))[:MAX_WORDS]
     return " ".join(words) if words else None
 
 
@@ -70,7 +70,7 @@ def fts_query(text: str, domain: str | None = None) -> str | None:
     A domain filter also narrows the match to documents whose ``domain`` column holds the
     domain's own labels as a phrase (``domain_phrase``: fast doclist intersection); the
     exact rule (that domain or a subdomain of it) is then checked on ``links.domain``."""
-    words = [w[:MAX_WORD_CHARS] for w in WORD.findall(text)][:MAX_WORDS]
+    words = [w[:MAX_WORD_CHARS] for w in word().findall(text)][:MAX_WORDS]
     if not words:
         return None
     # a word of Chinese, Japanese or Korean characters is a phrase of them, as they are
