@@ -28,6 +28,7 @@ from shared.hooks.records import (
     ArtifactRecord,
     FileRecord,
     HookRecord,
+    MetadataRecord,
     ProgressRecord,
     SnapshotRecord,
 )
@@ -82,6 +83,8 @@ class JobRun:
         """This run's uploaded files by key (the evidence packages its WARCs from them)."""
         self.final_url: str | None = None
         self.title: str | None = None
+        """The page's title for the evidence: a Snapshot record's, else the metadata's."""
+        self.metadata_title: str | None = None
 
     def talks_to_host(self, hooks: Sequence[HookSpec]) -> None:
         """Remember which of the job's hooks contact the link's host."""
@@ -157,6 +160,8 @@ class JobRun:
         if isinstance(record, SnapshotRecord):
             self.final_url = record.final_url or self.final_url
             self.title = record.title or self.title
+        if isinstance(record, MetadataRecord):
+            self.metadata_title = record.title or self.metadata_title
         await self.publish(record)
 
     def progress(self, plugin: str, record: ProgressRecord) -> None:
@@ -254,7 +259,7 @@ class JobRun:
             software_of(cfg.service, cfg.worker_id, cfg.binaries),
             capture_settings(cfg.hook_env, self.hooks),
             self.final_url,
-            self.title,
+            self.title or self.metadata_title,
         )
         if manifest is None:  # the snapshot kept no file at all
             return

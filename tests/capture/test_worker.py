@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import io
 import json
 import socket
 import threading
+import zipfile
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -395,9 +397,13 @@ async def test_the_evidence_follows_its_switches(
         assert report.wacz_key == (evidence_files["wacz"].s3_key if wacz else None)
         # each named after its own bytes: a key once written never holds other bytes
         assert evidence_files["manifest"].path == manifest_path(report.fingerprint)
+        assert json.loads(manifest)["title"] == "t", "the page's title, from its metadata"
         if wacz:
             packaged = await store.get_bytes(report.wacz_key or "")
             assert evidence_files["wacz"].path == wacz_path(hashlib.sha256(packaged).hexdigest())
+            with zipfile.ZipFile(io.BytesIO(packaged)) as z:
+                page = json.loads(z.read("pages/pages.jsonl").splitlines()[1])
+            assert page["title"] == "t", "a replay's page list shows the title, not the URL"
 
 
 async def test_a_retry_writes_no_key_twice(
