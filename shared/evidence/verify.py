@@ -52,7 +52,8 @@ class VerifyVerdict:
         """One line: what holds, or the first things that do not."""
         bad = [f for f in self.findings if not f.ok]
         if not bad:
-            return f"{len(self.findings)} checks passed"
+            n = len(self.findings)
+            return f"{n} check{'' if n == 1 else 's'} passed"
         return "; ".join(f"{f.what}: {f.detail}" for f in bad[:3]) + (
             f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
         )

@@ -21,7 +21,7 @@ from warcio.warcwriter import WARCWriter
 
 from shared.evidence import tsa
 from shared.evidence.manifest import Manifest, ManifestArtifact, Software
-from shared.evidence.verify import VerifyVerdict, check_artifact, check_token, check_wacz
+from shared.evidence.verify import Finding, VerifyVerdict, check_artifact, check_token, check_wacz
 from shared.evidence.wacz import DIGEST_ENTRY, build
 from testkit.tsa import LocalTSA
 
@@ -192,3 +192,10 @@ def stamped_like_before(src: Path, out: Path, authority: str, token: tsa.Token) 
                 }]  # fmt: skip
                 body = json.dumps(digest).encode()
             new.writestr(info, body)
+
+
+def test_the_summary_counts_its_checks_in_words() -> None:
+    one = VerifyVerdict([Finding("manifest.json", True, "sha256 ...")])
+    assert one.summary() == "1 check passed"
+    two = VerifyVerdict([*one.findings, Finding("capture.wacz", True, "sha256 ...")])
+    assert two.summary() == "2 checks passed"

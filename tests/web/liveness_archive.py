@@ -10,6 +10,7 @@ Links (ids in order of creation):
   4 a post on X whose account was suspended (fictional account)
   5 a page answering 429 for a day: could not tell
   6 a page never checked
+  7 a page whose capture failed for good (its name does not exist): never watched
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ REDDIT = "https://old.reddit.com/r/example/comments/abc123/a_title/"
 X_POST = "https://x.com/ada_example/status/1790000000000000020"
 BUSY = "https://busy.example/page"
 NEW = "https://quiet.example/never-checked"
+NO_HOST = "https://no-such-host.example/page"
 OLD_TEXT = "The mayor said the new bridge will open in May.\n\nTraffic will be diverted."
 NEW_TEXT = "The mayor said the new bridge will open in June.\n\nTraffic will be diverted."
 SHOTS = [page_png(640, 400, (200, 60, 60)), page_png(640, 400, (60, 90, 200))]
@@ -122,5 +124,11 @@ def build(path: Path) -> Harness:
     for at in (4 * D, 4 * D + H, 4 * D + 3 * H):
         h.now = T0 + at
         check(5, "unknown", status=429, reason="rate_limited", words="slow down")
+    h.apply(post("p2", occ(NO_HOST)))
+    h.dispatch()
+    (row,) = h.rows("SELECT * FROM archive_jobs WHERE link_id = 7 AND status = 'running'")
+    failed = ArchiveResultRecord(status="failed", plugin="fetch", hook="on_Snapshot__41_fetch.py",
+                                 error_code="E_FETCH_NO_HOST")  # fmt: skip
+    h.apply(event(row, 0, failed), done(row, records=1))
     h.now = T0 + 5 * D
     return h

@@ -42,7 +42,7 @@ def capture(data: Path, *codes: str, wacz: bool = False) -> None:
         wacz_key=f"{prefix}/evidence/capture.wacz" if wacz else None,
         fingerprint="c" * 64,
         verdict="verified",
-        detail="1 checks passed",
+        detail="1 check passed",
         checked_at=T0,
     )
     h.apply(*(event(job, i, r) for i, r in enumerate(records)), report,

@@ -84,6 +84,11 @@ async def test_unknown_and_unchecked_links(web: httpx.AsyncClient) -> None:
     }  # fmt: skip
     assert quiet["next_check_at"] is not None
     assert "Not checked yet" in (await web.get("/links/6")).text
+    never = (await web.get("/links/7.json")).json()
+    assert never["status"] == "failed" and never["source_status"]["next_check_at"] is None
+    page = (await web.get("/links/7")).text
+    assert "Not watched: the original is checked once a capture of it has been kept" in page
+    assert "Not checked yet" not in page, "a failed link's original is never checked"
 
 
 async def test_lists_show_the_badges_with_the_evidence_one_click_away(
