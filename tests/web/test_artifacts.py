@@ -90,6 +90,30 @@ async def test_proxied_artifacts_are_sandboxed_attachments(proxied) -> None:
     assert shot.headers["content-type"] == "image/png" and shot.content.startswith(b"\x89PNG")
 
 
+async def test_proxied_artifacts_answer_byte_ranges_as_s3_does(presigned, proxied) -> None:
+    """A video's player seeks (and Safari plays at all) only with ranges: proxied, an
+    artifact answers one range with 206 as the presigned S3 URL does."""
+    whole = (await proxied.get("/artifacts/1")).content
+    size = len(whole)
+    assert (await proxied.get("/artifacts/1")).headers["accept-ranges"] == "bytes"
+    asks = [("bytes=0-9", 0, 9), ("bytes=10-", 10, size - 1), ("bytes=-4", size - 4, size - 1),
+            ("bytes=5-99999", 5, size - 1)]  # fmt: skip
+    for asked, first, last in asks:
+        part = await proxied.get("/artifacts/1", headers={"range": asked})
+        assert part.status_code == 206, asked
+        assert part.content == whole[first : last + 1], asked
+        assert part.headers["content-range"] == f"bytes {first}-{last}/{size}"
+        assert part.headers["content-type"] == "image/png"
+        s3 = await presigned.get("/artifacts/1")
+        async with httpx.AsyncClient() as direct:
+            same = await direct.get(s3.headers["location"], headers={"range": asked})
+        assert (same.status_code, same.content) == (206, part.content), "as S3 answers"
+    past = await proxied.get("/artifacts/1", headers={"range": f"bytes={size}-"})
+    assert past.status_code == 416 and past.headers["content-range"] == f"bytes */{size}"
+    several = await proxied.get("/artifacts/1", headers={"range": "bytes=0-1,4-5"})
+    assert several.status_code == 200 and several.content == whole, "one range or the whole"
+
+
 async def test_reader_view_is_the_sanitized_article(presigned) -> None:
     """The sanitiser's output as it is, its image served from our copy (an artifact)."""
     page = (await presigned.get("/links/1", headers={"accept": "text/html"})).text

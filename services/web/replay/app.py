@@ -36,9 +36,9 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from services.web import byte_ranges
 from services.web.params import MAX_ID
 from services.web.queries.replayable import replayable_wacz
-from services.web.replay import byte_ranges
 from services.web.replay.site import BASE, ReplaySite, licence_file, source_file
 from services.web.security import SecurityHeaders
 from services.web.state import WebState

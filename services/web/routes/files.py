@@ -18,7 +18,7 @@ from xml.etree import ElementTree as ET
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
-from services.web import serialize
+from services.web import byte_ranges, serialize
 from services.web.admin import admin_name
 from services.web.params import MAX_ID
 from services.web.present import parse_time, source_badge
@@ -42,25 +42,45 @@ _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 async def send_object(
-    state: WebState, key: str, content_type: str | None, filename: str
+    state: WebState,
+    key: str,
+    content_type: str | None,
+    filename: str,
+    *,
+    size: int | None = None,
+    asked: str | None = None,
 ) -> Response:
-    """An S3 object, safely: presigned redirect or proxied stream, per ARTIFACT_DELIVERY."""
+    """An S3 object, safely: presigned redirect or proxied stream, per ARTIFACT_DELIVERY.
+    Proxied, an object of known `size` answers one byte range of the request's `Range`
+    header (`asked`) with 206, as S3 does for a presigned URL: a video's player seeks, and
+    Safari plays a video only from a server that answers ranges."""
     ctype, disposition = delivery(content_type, filename)
     if state.settings.artifact_delivery == "proxy":
-        if state.store is None:
-            raise HTTPException(503, "storage unavailable")
-        try:
-            chunks, length = await asyncio.wait_for(state.store.open(key), S3_TIMEOUT)
-        except (StorageError, TimeoutError) as exc:
-            raise HTTPException(502, "storage did not give the file") from exc
         headers = {
             "content-disposition": disposition,
             "content-security-policy": ARTIFACT_CSP,
             "cache-control": "private, max-age=300",
         }
+        part = None
+        if size is not None:
+            headers["accept-ranges"] = "bytes"
+            try:
+                part = byte_ranges.parse(asked, size)
+            except byte_ranges.Unsatisfiable:
+                return Response(status_code=416, headers={"content-range": f"bytes */{size}"})
+        if state.store is None:
+            raise HTTPException(503, "storage unavailable")
+        span = None if part is None else (part.first, part.last)
+        try:
+            chunks, length = await asyncio.wait_for(state.store.open(key, span), S3_TIMEOUT)
+        except (StorageError, TimeoutError) as exc:
+            raise HTTPException(502, "storage did not give the file") from exc
+        if part is not None:
+            headers["content-range"] = part.content_range
         if length:
             headers["content-length"] = str(length)
-        return StreamingResponse(chunks, media_type=ctype, headers=headers)
+        status = 200 if part is None else 206
+        return StreamingResponse(chunks, status, headers, media_type=ctype)
     if state.signer is None:
         raise HTTPException(503, "storage unavailable")
     url = await state.signer.presigned_get(
@@ -83,7 +103,10 @@ async def artifact(
     if a["private"]:
         admin_name(request)  # 401/403 without a valid admin token
     name = PurePosixPath(a["path"] or a["s3_key"]).name
-    return await send_object(state, a["s3_key"], a["content_type"], f"{a['link_id']}-{name}")
+    return await send_object(
+        state, a["s3_key"], a["content_type"], f"{a['link_id']}-{name}",
+        size=a["bytes"], asked=request.headers.get("range"),
+    )  # fmt: skip
 
 
 @router.get("/export/links.jsonl", summary="Every listed link, one JSON object per line")

@@ -1,5 +1,6 @@
-"""One ``Range: bytes=...`` request header (RFC 9110 §14), as the replay viewer sends them:
-it reads a WACZ's zip directory from its end (``bytes=-N``) and its files by offset."""
+"""One ``Range: bytes=...`` request header (RFC 9110 §14), as the replay viewer sends them
+(it reads a WACZ's zip directory from its end, ``bytes=-N``, and its files by offset) and as
+browsers do for a proxied artifact (a video's player seeks with ``bytes=N-``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.web.replay.byte_ranges import ByteRange, Unsatisfiable, parse
+from services.web.byte_ranges import ByteRange, Unsatisfiable, parse
 
 
 @pytest.mark.parametrize(
