@@ -16,6 +16,11 @@ A page that opts out (X-No-Archive header, or the meta tag: shared.content.no_ar
 asked for its first bytes before yt-dlp runs, and declined: E_MEDIA_DECLINED, nothing
 downloaded (MEDIA_RESPECT_NO_ARCHIVE=false downloads it anyway).
 
+yt-dlp finds a page's `<video>`, `og:video` and the players it knows, never its links: a
+page on which it finds no video but which links to media files (`<a href>` naming a .mp4,
+.m3u8, ...: what gave its link this job, shared.content.video_hint) has those files
+downloaded instead (at most MEDIA_MAX_ITEMS, each asked first whether it opts out).
+
 Outcomes: no video here, private, removed, geo-blocked, login required and refused targets
 are soft failures (exit 0, status failed, own error code: not retried). A download larger
 than MAX_BYTES_HARD_LIMIT stops with E_MEDIA_TOO_LARGE (soft) keeping the metadata.
@@ -45,6 +50,7 @@ from yt_dlp import YoutubeDL
 from yt_dlp.utils import DownloadCancelled
 
 from shared.content.no_archive import HEAD_BYTES
+from shared.content.video_hint import media_links
 from shared.cookies import CookieSet
 from shared.cookies import load as load_cookies
 from shared.errors import NoSuchHost, TargetRefused
@@ -53,8 +59,9 @@ from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
+from shared.links.video_key import is_media_file
 from shared.platforms import ytdlp
-from shared.platforms.http import Client
+from shared.platforms.http import Answer, Client
 from shared.platforms.ytdlp import YtdlpOptions
 from shared.platforms.ytdlp_errors import classify
 from shared.targets import check_target
@@ -62,6 +69,8 @@ from shared.targets import check_target
 METADATA_SUFFIXES = (".info.json", ".description", ".vtt", ".srt", ".ass", ".ttml")
 THUMB_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 LOG_SUFFIX = ".stderr.log"
+PAGE_BYTES = 5 * 1024 * 1024
+"""How much of a page is read for its links to media files (linked_files)."""
 
 
 class TooLarge(DownloadCancelled):  # type: ignore[misc]
@@ -263,19 +272,44 @@ def scrub_written(cwd: Path, cookies: CookieSet) -> None:
                 path.write_text(scrubbed, encoding="utf-8")
 
 
-def page_declines(url: str, settings: dict[str, Any]) -> str | None:
-    """Why the link's page asks not to be archived (X-No-Archive), from its headers and
-    first bytes, asked through shared.fetching; None when it does not or cannot tell."""
+def read_page(url: str, settings: dict[str, Any], max_bytes: int) -> Answer:
+    """The page's headers and first `max_bytes`, asked through shared.fetching."""
     each = float(settings["MEDIA_SOCKET_TIMEOUT"])
-    limits = FetchLimits(total_timeout=each, header_timeout=each, idle_timeout=each,
-                         connect_timeout=each, max_bytes=HEAD_BYTES, max_redirects=5)  # fmt: skip
+    limits = FetchLimits(total_timeout=4 * each, header_timeout=each, idle_timeout=each,
+                         connect_timeout=each, max_bytes=max_bytes, max_redirects=5)  # fmt: skip
 
-    async def ask() -> str | None:
+    async def ask() -> Answer:
         with Client(limits, user_agent=str(settings["USER_AGENT"]),
                      allow_private=bool(settings["ALLOW_PRIVATE_TARGETS"])) as client:  # fmt: skip
-            return (await client.get(url)).declined
+            return await client.get(url)
 
     return asyncio.run(ask())
+
+
+def page_declines(url: str, settings: dict[str, Any]) -> str | None:
+    """Why the link's page asks not to be archived (X-No-Archive), from its headers and
+    first bytes; None when it does not or cannot tell."""
+    return read_page(url, settings, HEAD_BYTES).declined
+
+
+def linked_files(url: str, error: Exception, settings: dict[str, Any]) -> list[str]:
+    """When yt-dlp found no video on a page (it reads `<video>`, `og:video` and the players
+    it knows, not `<a href>`), the media files the page links to, which gave its link this
+    job (shared.content.video_hint): at most MEDIA_MAX_ITEMS, read from the page's first
+    PAGE_BYTES through shared.fetching. Empty for any other failure, or a media file."""
+    if classify(error).code("MEDIA") != "E_MEDIA_NO_VIDEO" or is_media_file(url):
+        return []
+    try:
+        answer = read_page(url, settings, PAGE_BYTES)
+    except Exception as exc:  # the page could not be read again: the first failure stands
+        print(f"media: the page's links could not be read: {exc}", file=sys.stderr)
+        return []
+    if answer.status is None or not 200 <= answer.status < 300:
+        return []
+    links = media_links(answer.text, answer.final_url)[: int(settings["MEDIA_MAX_ITEMS"])]
+    if settings["MEDIA_RESPECT_NO_ARCHIVE"]:  # each file may opt out as a page does
+        links = [link for link in links if page_declines(link, settings) is None]
+    return links
 
 
 def fail(code: str, message: str, *, soft: bool, wait_s: float | None = None) -> int:
@@ -319,12 +353,27 @@ def main() -> int:
     threading.Thread(target=watch_reader, args=(progress, cwd), daemon=True).start()
 
     cookies = load_cookies(str(settings["COOKIES_DIR"]) or None, args.url)
-    try:
+
+    def download(urls: list[str]) -> list[dict[str, Any]]:
         with (
             ytdlp.cookie_file(cookies) as cookiefile,
             YoutubeDL(ydl_options(settings, progress, cookiefile)) as ydl,
         ):
-            info = ydl.extract_info(args.url, download=True)
+            return [ydl.extract_info(url, download=True) or {} for url in urls]
+
+    try:
+        links: list[str] = []
+        try:
+            infos = download([args.url])
+        except DownloadCancelled:
+            raise
+        except Exception as exc:
+            links = linked_files(args.url, exc, settings)
+            if not links:
+                raise
+        if links:  # out of the handler: the files' own failure is theirs, not chained to it
+            print(f"media: no video on the page itself; it links to {links}", file=sys.stderr)
+            infos = download(links)
     except TooLarge as exc:
         delete_partial(cwd, progress.finished_files, keep_media=False)
         scrub_written(cwd, cookies)
@@ -343,7 +392,8 @@ def main() -> int:
         code = failure.code("MEDIA")
         return fail(code, failure.message, soft=not retry_worthy(code), wait_s=failure.wait_s)
 
-    delete_partial(cwd, progress.finished_files | final_files(info), keep_media=True)
+    finished = set().union(*(final_files(info) for info in infos))
+    delete_partial(cwd, progress.finished_files | finished, keep_media=True)
     scrub_written(cwd, cookies)
     records = media_records(cwd, downloaded=True)
     for rec in records:

@@ -3,9 +3,16 @@
 A page shows a video when it has an ``og:video`` (or ``twitter:player:stream``) meta tag, a
 ``<video>`` element, an embedded player of a known video platform (``<iframe>`` whose URL
 names a video, ``shared.links.video_key``), or a link to a media file (``.mp4``, ``.m3u8``, ...).
+yt-dlp finds the first three on the page itself, not the last: ``media_links`` gives the
+media hook those files to download.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import urljoin, urlsplit
+
+from lxml.html import HtmlElement
 
 from shared.content.metadata import parse_document
 from shared.links.video_key import is_media_file, media_key
@@ -27,4 +34,26 @@ def shows_video(html: str) -> bool:
     for frame in root.iter("iframe"):
         if media_key(frame.get("src") or "") is not None:
             return True
-    return any(is_media_file(a.get("href") or "") for a in root.iter("a"))
+    return next(_media_hrefs(root), None) is not None
+
+
+def media_links(html: str, base: str) -> list[str]:
+    """The media files the page links to (``<a href>`` naming a ``.mp4``, ``.m3u8``, ...),
+    as absolute http(s) URLs resolved against `base` (the page's final URL), in page order,
+    each once."""
+    root = parse_document(html)
+    if root is None:
+        return []
+    found: dict[str, None] = {}
+    for href in _media_hrefs(root):
+        url = urljoin(base, href)
+        if urlsplit(url).scheme in ("http", "https"):
+            found.setdefault(url.split("#", 1)[0])
+    return list(found)
+
+
+def _media_hrefs(root: HtmlElement) -> Iterator[str]:
+    for a in root.iter("a"):
+        href = (a.get("href") or "").strip()
+        if href and is_media_file(href):
+            yield href

@@ -63,6 +63,7 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.hooks.error_codes",
     "shared.hooks.records",
     "shared.links.urlparts",
+    "shared.links.video_key",
     "shared.pageclient",
     "shared.platforms",
     "shared.platforms.chain",

@@ -1,10 +1,11 @@
-"""shows_video: the page hint that gives a link a media job."""
+"""shows_video: the page hint that gives a link a media job; media_links: the files a page
+links to, which the media hook downloads when yt-dlp finds no video on the page."""
 
 from __future__ import annotations
 
 import pytest
 
-from shared.content.video_hint import shows_video
+from shared.content.video_hint import media_links, shows_video
 
 
 @pytest.mark.parametrize(
@@ -29,3 +30,16 @@ from shared.content.video_hint import shows_video
 )
 def test_shows_video(html: str, expected: bool) -> None:
     assert shows_video(html) is expected
+
+
+def test_media_links_are_absolute_in_page_order_each_once() -> None:
+    html = (
+        "<p><a href='b/clip.MP4#t=3'>one</a> <a href='https://cdn.example/v.webm?x=1'>two</a>"
+        " <a href='/a/b/clip.MP4'>again</a> <a href='javascript:x.mp4'>no</a>"
+        " <a href='ftp://h/x.mp4'>no</a> <a href='page.html'>no</a> <a>no</a></p>"
+    )
+    assert media_links(html, "https://news.example/a/story") == [
+        "https://news.example/a/b/clip.MP4",
+        "https://cdn.example/v.webm?x=1",
+    ]
+    assert media_links("", "https://news.example/") == []

@@ -71,6 +71,15 @@ def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Media
             cookie=login,
         )
         s.routes["/plain.html"] = Served(b"<html><title>text</title><p>no video here</p></html>")
+        s.routes["/linked.html"] = Served(
+            b"<html><head><title>Our clip</title></head><body><p>Watch"
+            b' <a href="clip.mp4#t=1">the clip</a>, again <a href="/clip.mp4">here</a>,'
+            b' <a href="/optout.mp4">not this one</a>, <a href="/page.html">a page</a>.</p>'
+            b"</body></html>"
+        )
+        s.routes["/dead-link.html"] = Served(
+            b'<html><title>x</title><p>Gone: <a href="/gone.mp4">the clip</a></p></html>'
+        )
         for f in hls.parent.iterdir():
             ctype = "application/vnd.apple.mpegurl" if f.suffix == ".m3u8" else "video/mp2t"
             s.routes[f"/hls/{f.name}"] = Served(f.read_bytes(), ctype)
@@ -162,6 +171,22 @@ def test_page_without_video_is_a_soft_failure(site: MediaServer, tmp_path: Path)
     res = result(records)
     assert code == 0 and res.status == "failed" and res.error_code == "E_MEDIA_NO_VIDEO"
     assert not media(records)
+
+
+def test_a_page_that_links_to_a_media_file_keeps_the_file(
+    site: MediaServer, clip: Path, tmp_path: Path
+) -> None:
+    """yt-dlp reads no `<a href>`, yet a link to a .mp4 gave the page its media job: the
+    linked file is downloaded (each once; one that opts out is left alone)."""
+    code, records = run(f"{site.base}/linked.html", tmp_path)
+    assert code == 0 and result(records).status == "succeeded", records
+    (m,) = media(records)
+    assert m.video_id == "clip" and m.downloaded
+    assert (tmp_path / "clip.mp4").read_bytes() == clip.read_bytes()
+    (tmp_path / "dead").mkdir()
+    code, records = run(f"{site.base}/dead-link.html", tmp_path / "dead")
+    res = result(records)
+    assert (code, res.status, res.error_code) == (0, "failed", "E_MEDIA_REMOVED"), records
 
 
 def test_removed_is_soft_and_rate_limit_is_hard(site: MediaServer, tmp_path: Path) -> None:
