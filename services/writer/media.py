@@ -158,6 +158,11 @@ def record_media(
     item = conn.execute(
         "SELECT id, job_id, status FROM media_items WHERE media_key = ?", (key,)
     ).fetchone()
+    file_key = media_key(rec.media_url) if rec.media_url else None
+    if item is None and rec.platform not in KEYED_PLATFORMS and file_key is not None:
+        item = conn.execute(  # a media file known by its URL (its own link's job, a page's)
+            "SELECT id, job_id, status FROM media_items WHERE media_key = ?", (str(file_key),)
+        ).fetchone()
     if item is None and rec.platform not in KEYED_PLATFORMS:
         item = conn.execute(  # the row the job was made for (a media file's URL key)
             "SELECT id, job_id, status FROM media_items WHERE job_id = ? AND title IS NULL"

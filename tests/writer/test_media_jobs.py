@@ -154,6 +154,25 @@ def test_a_generic_video_found_again_on_another_page_points_at_the_first_downloa
     assert h.one("SELECT job_id FROM media_items") == media_jobs[0]
 
 
+def test_a_page_linking_a_downloaded_media_file_points_at_its_download(h: Harness) -> None:
+    """The media hook downloads the file a page links to (yt-dlp's generic record names
+    it by file name): a link to that file downloaded it already, so the page's link points
+    at that one download."""
+    h.apply(post("g1", occ("https://cdn.example/v/clip.mp4")))
+    h.dispatch()
+    download_clip(h, h.job(2))
+    h.apply(post("g2", occ("https://news.example/story")))
+    h.dispatch()
+    h.apply(event(h.job(3), 0, MetadataRecord(has_video=True)))
+    h.dispatch()
+    (page_media,) = [r[0] for r in jobs(h) if r[1] == 2 and r[2] == "media"]
+    found = MediaRecord(platform="generic", video_id="clip", title="clip",
+                        media_url="https://cdn.example/v/clip.mp4?t=9")  # fmt: skip
+    h.apply(event(h.job(page_media), 0, found))
+    assert h.one("SELECT count(*) FROM media_items") == 1
+    assert h.tuples("SELECT link_id, media_id FROM link_media ORDER BY link_id") == [(1, 1), (2, 1)]
+
+
 def test_soft_media_failure_is_recorded_and_leaves_the_link_archived(h: Harness) -> None:
     h.apply(post("g1", occ("https://www.tiktok.com/@someone/video/7300000000000000001")))
     h.dispatch()
