@@ -59,7 +59,6 @@ from shared.fetching.exchange import FetchLimits
 from shared.hooks.config import hook_settings
 from shared.hooks.error_codes import retry_worthy
 from shared.hooks.records import ArchiveResultRecord, MediaRecord, ProgressRecord, emit
-from shared.links.video_key import is_media_file
 from shared.platforms import ytdlp
 from shared.platforms.http import Answer, Client
 from shared.platforms.ytdlp import YtdlpOptions
@@ -296,8 +295,8 @@ def linked_files(url: str, error: Exception, settings: dict[str, Any]) -> list[s
     """When yt-dlp found no video on a page (it reads `<video>`, `og:video` and the players
     it knows, not `<a href>`), the media files the page links to, which gave its link this
     job (shared.content.video_hint): at most MEDIA_MAX_ITEMS, read from the page's first
-    PAGE_BYTES through shared.fetching. Empty for any other failure, or a media file."""
-    if classify(error).code("MEDIA") != "E_MEDIA_NO_VIDEO" or is_media_file(url):
+    PAGE_BYTES through shared.fetching. Empty for any other failure."""
+    if classify(error).code("MEDIA") != "E_MEDIA_NO_VIDEO":
         return []
     try:
         answer = read_page(url, settings, PAGE_BYTES)

@@ -10,11 +10,12 @@ media hook those files to download.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from lxml.html import HtmlElement
 
 from shared.content.metadata import parse_document
+from shared.links.urlparts import supported_scheme
 from shared.links.video_key import is_media_file, media_key
 
 VIDEO_META = ("og:video", "og:video:url", "og:video:secure_url", "twitter:player:stream")
@@ -47,7 +48,7 @@ def media_links(html: str, base: str) -> list[str]:
     found: dict[str, None] = {}
     for href in _media_hrefs(root):
         url = urljoin(base, href)
-        if urlsplit(url).scheme in ("http", "https"):
+        if supported_scheme(url):
             found.setdefault(url.split("#", 1)[0])
     return list(found)
 

@@ -63,7 +63,6 @@ DEFAULT_PRELOAD: tuple[str, ...] = (
     "shared.hooks.error_codes",
     "shared.hooks.records",
     "shared.links.urlparts",
-    "shared.links.video_key",
     "shared.pageclient",
     "shared.platforms",
     "shared.platforms.chain",
