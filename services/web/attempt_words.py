@@ -87,6 +87,8 @@ def attempt_note(snapshots: Sequence[Mapping[str, Any]], post: Mapping[str, Any]
         if kept == NOTHING_KEPT:
             return f"{words[:1].upper()}{words[1:]}, so nothing of it was kept."
         return f"{kept}; nothing more: {words}."
+    if what_of(code) == "NOT_HTML":  # loaded and told apart: a file is not kept as a page
+        return f"{kept}; {reader_words(code)}, so it was not stored as one."
     verb = "loaded" if plugin in PAGE_STEPS else "kept"
     return f"{kept}; {step_thing(plugin)} could not be {verb}: {reader_words(code)}."
 

@@ -80,6 +80,22 @@ def test_a_page_that_opts_out_is_not_said_to_have_failed_to_load() -> None:
     assert kept == f"The post was kept from X's API; nothing more: {words}."
 
 
+def test_a_file_is_not_said_to_have_failed_to_load() -> None:
+    """A link to an image or a video: the browser showed it, the fetch told it from a page."""
+    rows = [
+        {"hook": "on_Snapshot__21_navigate.py", "plugin": "navigate", "status": "succeeded",
+         "error_code": None},
+        {"hook": "on_Snapshot__41_fetch.py", "plugin": "fetch", "status": "failed",
+         "error_code": "E_FETCH_NOT_HTML"},
+        {"hook": "on_Snapshot__51_screenshot.py", "plugin": "screenshot", "status": "succeeded",
+         "error_code": None},
+    ]  # fmt: skip
+    note = attempt_note([{"results": rows}], None)
+    assert note == (
+        "Kept: page itself, screenshot; it is a file, not a web page, so it was not stored as one."
+    )
+
+
 @pytest.fixture
 async def pages(tmp_path: Path) -> dict[str, object]:
     h = Harness(open_db(tmp_path / "archive.sqlite3"))
