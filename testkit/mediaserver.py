@@ -34,6 +34,17 @@ def make_clip(path: Path, seconds: float = 2, size: str = "160x120", rate: int =
     return path
 
 
+def make_audio(path: Path, seconds: float = 2) -> Path:
+    """A small MP3 (a sine tone): a podcast's episode."""
+    assert FFMPEG, "ffmpeg is required (deploy/install-system-deps.sh)"
+    subprocess.run(
+        [FFMPEG, "-loglevel", "error", "-y", "-f", "lavfi", "-i", f"sine=duration={seconds}",
+         "-c:a", "libmp3lame", str(path)],
+        check=True, timeout=120,
+    )  # fmt: skip
+    return path
+
+
 def make_hls(clip: Path, folder: Path) -> Path:
     """An HLS VOD playlist (`index.m3u8` + 1-second .ts segments) of a clip."""
     assert FFMPEG

@@ -264,12 +264,14 @@ def _archive_media_file_links(conn: sqlite3.Connection, job_id: int, now: str) -
     """A link that *is* a media file (``url:`` key) is archived by its download: its page
     capture can only say "not a web page"."""
     rows = conn.execute(
-        "SELECT DISTINCT lm.link_id FROM media_items m JOIN link_media lm ON lm.media_id = m.id"
-        " JOIN links l ON l.id = lm.link_id WHERE m.job_id = ? AND m.platform = 'url'",
+        "SELECT DISTINCT lm.link_id, l.canonical_url, m.media_key FROM media_items m"
+        " JOIN link_media lm ON lm.media_id = m.id JOIN links l ON l.id = lm.link_id"
+        " WHERE m.job_id = ? AND m.platform = 'url'",
         (job_id,),
     ).fetchall()
-    for (link_id,) in rows:
-        linkstore.archived(conn, int(link_id), now)
+    for link_id, url, key in rows:  # not a page that links to the file: its capture decides
+        if str(media_key(url)) == key:
+            linkstore.archived(conn, int(link_id), now)
 
 
 def capture_ended(

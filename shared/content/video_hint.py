@@ -1,8 +1,9 @@
 """Whether a page shows a video: the hint that gives its link a media job.
 
 A page shows a video when it has an ``og:video`` (or ``twitter:player:stream``) meta tag, a
-``<video>`` element, an embedded player of a known video platform (``<iframe>`` whose URL
-names a video, ``shared.links.video_key``), or a link to a media file (``.mp4``, ``.m3u8``, ...).
+``<video>`` or ``<audio>`` element (the media hook keeps a podcast's episode as it keeps a
+video), an embedded player of a known video platform (``<iframe>`` whose URL names a video,
+``shared.links.video_key``), or a link to a media file (``.mp4``, ``.m3u8``, ``.mp3``, ...).
 yt-dlp finds the first three on the page itself, not the last: ``media_links`` gives the
 media hook those files to download.
 """
@@ -30,7 +31,7 @@ def shows_video(html: str) -> bool:
         key = (meta.get("property") or meta.get("name") or "").strip().lower()
         if key in VIDEO_META and (meta.get("content") or "").strip():
             return True
-    if next(root.iter("video"), None) is not None:
+    if next(root.iter("video", "audio"), None) is not None:
         return True
     for frame in root.iter("iframe"):
         if media_key(frame.get("src") or "") is not None:

@@ -110,8 +110,8 @@ class MetadataRecord(_Record):
     image: str | None = None
     """Preview image URL (og:image, twitter:image)."""
     has_video: bool | None = None
-    """The page shows a video (og:video, a <video> element, a link to a media file): the
-    writer gives the link a media job."""
+    """The page shows a video (og:video, a <video> or <audio> element, a link to a media
+    file): the writer gives the link a media job."""
 
     @field_validator("title", "description", "author", "site_name", "language", "published_at")
     @classmethod

@@ -8,7 +8,7 @@ keys in lower case, the names the media hook reports in its Media records, so a 
 from a URL before the download meets the key of what was downloaded. Each platform's video
 URL forms are its facts' (``shared.platforms.registry``).
 
-A direct media file (``.mp4``, ``.webm``, ``.m3u8``, ...) is keyed ``url:`` + its URL
+A direct media file (``.mp4``, ``.webm``, ``.m3u8``, ``.mp3``, ...) is keyed ``url:`` + its URL
 without fragment and time offset (``t``, ``start``): other query parameters stay (a signed
 CDN URL's signature names a different file). Pure code, no I/O.
 """
@@ -22,8 +22,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from shared.platforms import registry
 from shared.platforms.site import MediaRule
 
-MEDIA_EXTENSIONS = (".mp4", ".webm", ".m3u8", ".m4v", ".mov", ".mkv", ".mpd")
-"""A URL whose path ends like this is a media file itself."""
+VIDEO_EXTENSIONS = (".mp4", ".webm", ".m3u8", ".m4v", ".mov", ".mkv", ".mpd")
+AUDIO_EXTENSIONS = (".mp3", ".m4a", ".aac", ".ogg", ".oga", ".opus", ".wav", ".flac")
+MEDIA_EXTENSIONS = VIDEO_EXTENSIONS + AUDIO_EXTENSIONS
+"""A URL whose path ends like this is a media file itself (a podcast's episode is one too:
+the media hook keeps audio as it keeps video)."""
 
 _TIME_PARAMS = frozenset({"t", "start", "time_continue"})
 

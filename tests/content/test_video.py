@@ -17,6 +17,8 @@ from shared.content.video_hint import media_links, shows_video
             True,
         ),
         ("<html><body><video src=/clip.webm></video></body></html>", True),
+        ("<html><body><audio controls src=/ep-12.mp3></audio></body></html>", True),
+        ("<html><body><a href='https://feeds.example/ep-12.mp3'>listen</a></body></html>", True),
         (
             '<html><body><iframe src="//www.youtube.com/embed/dQw4w9WgXcQ"></iframe></body></html>',
             True,

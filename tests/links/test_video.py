@@ -83,5 +83,7 @@ def test_direct_media_files() -> None:
     assert is_media_file("https://a.example/x/stream.m3u8?token=1")
     assert is_media_file("https://a.example/x/CLIP.WEBM")
     assert not is_media_file("https://a.example/x/page.html")
+    assert is_media_file("https://feeds.example/podcast/ep-12.MP3?source=rss")
+    assert str(media_key("https://feeds.example/ep.m4a#t=30")) == "url:https://feeds.example/ep.m4a"
     signed = media_key("https://cdn.example/v.mp4?sig=abc&t=5")
     assert str(signed) == "url:https://cdn.example/v.mp4?sig=abc"

@@ -24,6 +24,7 @@ MEDIA = "on_Snapshot__63_media.bg.py"
 WATCH = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 SHORT = "https://youtu.be/dQw4w9WgXcQ?t=42"
 PENDING = "https://vimeo.com/76979871"
+EPISODE = "https://feeds.example/podcast/ep-12.mp3"
 
 
 def _file(kind: str, path: str, ctype: str) -> ArtifactRecord:
@@ -41,12 +42,12 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("videos")
     h = Harness(open_db(data / "archive.sqlite3"))
     h.policy = replace(h.policy, media_jobs=True)
-    h.apply(post("g1", occ(WATCH), occ(SHORT), occ(PENDING)))
+    h.apply(post("g1", occ(WATCH), occ(SHORT), occ(PENDING), occ(EPISODE)))
     by_link: dict[tuple[int, str], int] = {}
     for row in h.rows("SELECT id, link_id, kind FROM archive_jobs"):
         by_link[(row["link_id"], row["kind"])] = row["id"]
     h.dispatch()
-    for link in (1, 2, 3):  # every page capture worked: the links are listed
+    for link in (1, 2, 3, 4):  # every page capture worked: the links are listed
         job = h.job(by_link[(link, "capture")])
         h.apply(event(job, 0, _result(FETCH, "succeeded")), done(job, records=1))
     media = h.job(by_link[(1, "media")])
@@ -59,6 +60,13 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _result(MEDIA, "succeeded"),
     ]  # fmt: skip
     h.apply(*(event(media, i, r) for i, r in enumerate(records)), done(media, records=5))
+    episode = h.job(by_link[(4, "media")])
+    heard: list[HookRecord] = [
+        _file("audio", "ep-12.mp3", "audio/mpeg"),
+        MediaRecord(platform="generic", video_id="ep-12", title="Episode 12"),
+        _result(MEDIA, "succeeded"),
+    ]
+    h.apply(*(event(episode, i, r) for i, r in enumerate(heard)), done(episode, records=3))
     vimeo = h.job(by_link[(3, "media")])
     h.apply(event(vimeo, 0, ProgressRecord(downloaded_bytes=1024, total_bytes=4096, percent=25.0)))
     h.conn.close()
@@ -80,6 +88,16 @@ async def test_both_links_show_the_one_download(client: httpx.AsyncClient) -> No
         assert "<script" not in page.split('id="videos"')[1].split("</section>")[0]
 
 
+async def test_a_podcast_episode_is_kept_and_played_as_audio(client: httpx.AsyncClient) -> None:
+    (episode,) = (await client.get("/links/4.json")).json()["videos"]
+    assert (episode["title"], episode["status"]) == ("Episode 12", "downloaded")
+    (audio,) = episode["files"]
+    page = (await client.get("/links/4", headers={"accept": "text/html"})).text
+    section = page.split('id="videos"')[1].split("</section>")[0]
+    assert "<h2>Audio</h2>" in section and "<video" not in section
+    assert f'<audio controls preload="metadata" src="{audio["url"]}"></audio>' in section
+
+
 async def test_a_download_in_progress_shows_its_progress_and_no_player(
     client: httpx.AsyncClient,
 ) -> None:
@@ -93,8 +111,8 @@ async def test_a_download_in_progress_shows_its_progress_and_no_player(
 
 async def test_the_listing_badges_links_with_a_downloaded_video(client: httpx.AsyncClient) -> None:
     links = {link["id"]: link for link in (await client.get("/index.json")).json()["links"]}
-    assert {i: link["video"] for i, link in links.items()} == {1: True, 2: True, 3: False}
+    assert {i: link["video"] for i, link in links.items()} == {1: True, 2: True, 3: False, 4: True}
     home = (await client.get("/", headers={"accept": "text/html"})).text
-    assert home.count('class="badge badge-video"') == 2
+    assert home.count('class="badge badge-video"') == 3
     hits = (await client.get("/search.json", params={"q": "astley", "has_video": "yes"})).json()
     assert {hit["link_id"] for hit in hits["results"]} == {1, 2}  # link 2 by the shared video

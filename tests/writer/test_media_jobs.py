@@ -173,6 +173,24 @@ def test_a_page_linking_a_downloaded_media_file_points_at_its_download(h: Harnes
     assert h.tuples("SELECT link_id, media_id FROM link_media ORDER BY link_id") == [(1, 1), (2, 1)]
 
 
+def test_a_page_that_downloads_a_linked_file_first_is_not_archived_by_it(h: Harness) -> None:
+    """The page's media job finds the file before the file's own link's job ran: that link
+    (the file) is archived by the download; the page's link waits for its own capture."""
+    h.apply(post("g1", occ("https://cdn.example/v/clip.mp4")))
+    h.apply(post("g2", occ("https://news.example/story")))
+    h.dispatch()
+    story = next(j for j in jobs(h) if j[1] == 2 and j[2] == "capture")
+    h.apply(event(h.job(story[0]), 0, MetadataRecord(has_video=True)))
+    h.dispatch()
+    page_media = h.job(next(j[0] for j in jobs(h) if j[1] == 2 and j[2] == "media"))
+    found = MediaRecord(platform="generic", video_id="clip", title="clip", downloaded=True,
+                        media_url="https://cdn.example/v/clip.mp4")  # fmt: skip
+    download_clip(h, page_media, found)
+    assert h.tuples("SELECT link_id, media_id FROM link_media ORDER BY link_id") == [(1, 1), (2, 1)]
+    statuses = dict(h.tuples("SELECT id, status FROM links"))
+    assert statuses[1] == "archived" and statuses[2] != "archived", statuses
+
+
 def test_soft_media_failure_is_recorded_and_leaves_the_link_archived(h: Harness) -> None:
     h.apply(post("g1", occ("https://www.tiktok.com/@someone/video/7300000000000000001")))
     h.dispatch()
@@ -259,15 +277,15 @@ NOT_HTML = ArchiveResultRecord(
 )
 
 
-def download_clip(h: Harness, media_job: Any) -> None:
-    """The media job of a clip.mp4 link downloads it."""
+def download_clip(h: Harness, media_job: Any, found: MediaRecord | None = None) -> None:
+    """The media job of a clip.mp4 link (or of a page linking to it) downloads it."""
     video = ArtifactRecord(
-        plugin="media", kind="video", path="clip.mp4", s3_key="k/clip.mp4",
+        plugin="media", kind="video", path="clip.mp4", s3_key=f"k/{media_job['id']}/clip.mp4",
         content_type="video/mp4", bytes=10, sha256="0" * 64,
     )  # fmt: skip
     h.apply(
         event(media_job, 0, video),
-        event(media_job, 1, MediaRecord(platform="generic", video_id="clip")),
+        event(media_job, 1, found or MediaRecord(platform="generic", video_id="clip")),
         event(media_job, 2, media_result("succeeded")),
         done(media_job, records=3),
     )

@@ -20,7 +20,7 @@ from shared.hooks.records import (
     parse_record,
 )
 from testkit.hook_runs import run_hook
-from testkit.mediaserver import MediaServer, Served, make_clip, make_hls
+from testkit.mediaserver import MediaServer, Served, make_audio, make_clip, make_hls
 
 pytestmark = pytest.mark.integration
 HOOK = Path(__file__).resolve().parents[1] / "on_Snapshot__63_media.bg.py"
@@ -76,6 +76,12 @@ def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Media
             b' <a href="clip.mp4#t=1">the clip</a>, again <a href="/clip.mp4">here</a>,'
             b' <a href="/optout.mp4">not this one</a>, <a href="/page.html">a page</a>.</p>'
             b"</body></html>"
+        )
+        episode = make_audio(tmp_path_factory.mktemp("audio") / "ep-12.mp3").read_bytes()
+        s.routes["/ep-12.mp3"] = Served(episode, "audio/mpeg")
+        s.routes["/episode.html"] = Served(
+            b"<html><head><title>Episode 12</title></head><body><h1>Episode 12</h1>"
+            b'<audio controls src="/ep-12.mp3"></audio></body></html>'
         )
         s.routes["/dead-link.html"] = Served(
             b'<html><title>x</title><p>Gone: <a href="/gone.mp4">the clip</a></p></html>'
@@ -187,6 +193,17 @@ def test_a_page_that_links_to_a_media_file_keeps_the_file(
     code, records = run(f"{site.base}/dead-link.html", tmp_path / "dead")
     res = result(records)
     assert (code, res.status, res.error_code) == (0, "failed", "E_MEDIA_REMOVED"), records
+
+
+@pytest.mark.parametrize("path", ["/ep-12.mp3", "/episode.html"])
+def test_a_podcast_episode_is_kept_as_audio(site: MediaServer, tmp_path: Path, path: str) -> None:
+    """A link to an .mp3, or a page playing one in <audio>: the recording is kept as it is."""
+    code, records = run(f"{site.base}{path}", tmp_path)
+    assert code == 0 and result(records).status == "succeeded", records
+    (m,) = media(records)
+    assert m.downloaded
+    (kept,) = [p for p in tmp_path.iterdir() if p.suffix == ".mp3"]
+    assert kept.read_bytes() == site.routes["/ep-12.mp3"].body
 
 
 def test_removed_is_soft_and_rate_limit_is_hard(site: MediaServer, tmp_path: Path) -> None:

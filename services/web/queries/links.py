@@ -143,6 +143,7 @@ def videos(conn: Connection, link_id: int) -> list[dict[str, Any]]:
         found = _VIDEO_FILES.rows(conn, snapshot_id=snapshot) if snapshot else []
         video["files"] = found
         video["video"] = next((a for a in found if a["kind"] == "video"), None)
+        video["audio"] = next((a for a in found if a["kind"] == "audio"), None)
         video["thumbnail"] = next((a for a in found if a["kind"] == "thumbnail"), None)
         video["subtitles"] = [a for a in found if a["kind"] == "subtitles"]
     return out
