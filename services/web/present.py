@@ -245,14 +245,14 @@ def source_badge(source: dict[str, Any] | None) -> str | None:
 
 
 def badges(link: dict[str, Any]) -> list[str]:
-    """Badges of a listed link: video, screenshot, PDF, quoted."""
+    """Badges of a listed link: video (or audio: a recording alone), screenshot, PDF,
+    quoted."""
     kinds = {a["kind"] for a in link.get("artifacts", ())}
-    out = [
-        label
-        for kind, label in (("video", "video"), ("screenshot", "screenshot"), ("pdf", "PDF"))
-        if kind in kinds
-    ]
-    if link.get("video") and "video" not in out:  # a video another link's job downloaded
+    if "video" in kinds:
+        kinds.discard("audio")
+    pairs = (("video", "video"), ("audio", "audio"), ("screenshot", "screenshot"), ("pdf", "PDF"))
+    out = [label for kind, label in pairs if kind in kinds]
+    if link.get("video") and not {"video", "audio"} & kinds:  # another link's job's download
         out.insert(0, "video")
     if link.get("quoted"):
         out.append("quoted")

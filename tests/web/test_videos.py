@@ -113,6 +113,7 @@ async def test_the_listing_badges_links_with_a_downloaded_video(client: httpx.As
     links = {link["id"]: link for link in (await client.get("/index.json")).json()["links"]}
     assert {i: link["video"] for i, link in links.items()} == {1: True, 2: True, 3: False, 4: True}
     home = (await client.get("/", headers={"accept": "text/html"})).text
-    assert home.count('class="badge badge-video"') == 3
+    assert home.count('class="badge badge-video"') == 2
+    assert home.count('class="badge badge-audio"') == 1, "a podcast's episode is audio"
     hits = (await client.get("/search.json", params={"q": "astley", "has_video": "yes"})).json()
     assert {hit["link_id"] for hit in hits["results"]} == {1, 2}  # link 2 by the shared video
