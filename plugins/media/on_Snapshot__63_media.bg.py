@@ -354,11 +354,27 @@ def main() -> int:
     cookies = load_cookies(str(settings["COOKIES_DIR"]) or None, args.url)
 
     def download(urls: list[str]) -> list[dict[str, Any]]:
+        """Each URL's download; of several (a page's linked files), one that fails does not
+        stop the others: its error is raised only when none was downloaded."""
+        infos: list[dict[str, Any]] = []
+        failure: Exception | None = None
         with (
             ytdlp.cookie_file(cookies) as cookiefile,
             YoutubeDL(ydl_options(settings, progress, cookiefile)) as ydl,
         ):
-            return [ydl.extract_info(url, download=True) or {} for url in urls]
+            for url in urls:
+                try:
+                    infos.append(ydl.extract_info(url, download=True) or {})
+                except DownloadCancelled:
+                    raise
+                except Exception as exc:
+                    if len(urls) == 1:
+                        raise
+                    print(f"media: {url}: {exc}", file=sys.stderr)
+                    failure = exc
+        if not infos and failure is not None:
+            raise failure
+        return infos
 
     try:
         links: list[str] = []

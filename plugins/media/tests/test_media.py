@@ -73,6 +73,7 @@ def site(clip: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Media
         s.routes["/plain.html"] = Served(b"<html><title>text</title><p>no video here</p></html>")
         s.routes["/linked.html"] = Served(
             b"<html><head><title>Our clip</title></head><body><p>Watch"
+            b' <a href="/gone.mp4">a clip gone</a>,'
             b' <a href="clip.mp4#t=1">the clip</a>, again <a href="/clip.mp4">here</a>,'
             b' <a href="/optout.mp4">not this one</a>, <a href="/page.html">a page</a>.</p>'
             b"</body></html>"
@@ -183,7 +184,8 @@ def test_a_page_that_links_to_a_media_file_keeps_the_file(
     site: MediaServer, clip: Path, tmp_path: Path
 ) -> None:
     """yt-dlp reads no `<a href>`, yet a link to a .mp4 gave the page its media job: the
-    linked file is downloaded (each once; one that opts out is left alone)."""
+    linked files are downloaded (each once; one that opts out is left alone, one gone does
+    not stop the others; all gone, the page's job fails as the file did)."""
     code, records = run(f"{site.base}/linked.html", tmp_path)
     assert code == 0 and result(records).status == "succeeded", records
     (m,) = media(records)
