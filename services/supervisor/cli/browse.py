@@ -292,47 +292,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
-        scalars = [(k, v) for k, v in data.items() if not isinstance(v, list | dict)]
-        meta = data.get("metadata") or {}
-        scalars += [(f"metadata.{k}", v) for k, v in meta.items() if v]
-        table(f"link {link_id}", ["field", "value"], [(k, short(v, 90)) for k, v in scalars])
-        posted = data.get("occurrences") or []
-        if posted:
-            table(
-                "where posted",
-                ["forum", "post", "by", "seen", "quoted"],
-                [
-                    (
-                        o.get("forum"),
-                        short(o.get("topic_title") or o.get("post_url"), 50),
-                        o.get("author") or "",
-                        short(o.get("seen_at"), 19),
-                        "quoted" if o.get("in_quote") else "",
-                    )
-                    for o in posted
-                ],
-            )
-        snaps = data.get("snapshots") or []
-        if snaps:
-            table(
-                "snapshots",
-                ["snapshot", "job", "kept", "started", "results"],
-                [
-                    (
-                        s.get("id"),
-                        s.get("status"),
-                        s.get("outcome") or "",  # what the capture kept: partial, ...
-                        s.get("started_at"),
-                        short(
-                            ", ".join(
-                                f"{r.get('plugin')}:{r.get('status')}" for r in s.get("results", [])
-                            ),
-                            80,
-                        ),
-                    )
-                    for s in snaps
-                ],
-            )
+        print_link(link_id, data)
 
     @app.command()
     def export(
@@ -380,3 +340,52 @@ def write_export(lines: Any, fmt: str, sink: Any) -> int:
             writer.writeheader()
         writer.writerow(flat)
     return count
+
+
+def print_link(link_id: int, data: dict[str, Any]) -> None:
+    """`dla show`'s tables: the link's fields, where it was posted, its snapshots, its videos
+    and recordings, and what is known of its original now (the link page's sections)."""
+    scalars = [(k, v) for k, v in data.items() if not isinstance(v, list | dict)]
+    meta = data.get("metadata") or {}
+    scalars += [(f"metadata.{k}", v) for k, v in meta.items() if v]
+    table(f"link {link_id}", ["field", "value"], [(k, short(v, 90)) for k, v in scalars])
+    source = data.get("source_status") or {}
+    checked = source.get("last_checked_at") or source.get("next_check_at")
+    sections = (
+        ("where posted", ["forum", "post", "by", "seen", "quoted"], [
+            (
+                o.get("forum"), short(o.get("topic_title") or o.get("post_url"), 50),
+                o.get("author") or "", short(o.get("seen_at"), 19),
+                "quoted" if o.get("in_quote") else "",
+            )
+            for o in data.get("occurrences") or []
+        ]),
+        ("snapshots", ["snapshot", "job", "kept", "started", "results"], [
+            (
+                s.get("id"), s.get("status"),
+                s.get("outcome") or "",  # what the capture kept: partial, ...
+                s.get("started_at"),
+                short(", ".join(f"{r.get('plugin')}:{r.get('status')}"
+                                for r in s.get("results", [])), 80),
+            )
+            for s in data.get("snapshots") or []
+        ]),
+        ("videos and recordings", ["platform", "id", "title", "status", "files"], [
+            (
+                v.get("platform"), short(v.get("video_id"), 40), short(v.get("title"), 40),
+                " · ".join(str(x) for x in (v.get("status"), v.get("error_code")) if x),
+                ", ".join(sorted({str(f.get("kind")) for f in v.get("files") or []})),
+            )
+            for v in data.get("videos") or []
+        ]),
+        ("the original now", ["state", "since", "reason", "last checked", "next check"], [
+            (
+                source.get("state"), short(source.get("since"), 20),
+                short(source.get("reason"), 40), short(source.get("last_checked_at"), 20),
+                short(source.get("next_check_at"), 20),
+            )
+        ] if checked else []),
+    )  # fmt: skip
+    for title, columns, rows in sections:
+        if rows:
+            table(title, columns, rows)
