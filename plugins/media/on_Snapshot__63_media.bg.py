@@ -271,10 +271,11 @@ def scrub_written(cwd: Path, cookies: CookieSet) -> None:
                 path.write_text(scrubbed, encoding="utf-8")
 
 
-def read_page(url: str, settings: dict[str, Any], max_bytes: int) -> Answer:
-    """The page's headers and first `max_bytes`, asked through shared.fetching."""
+def read_page(url: str, settings: dict[str, Any], max_bytes: int, *, rounds: int = 1) -> Answer:
+    """The page's headers and first `max_bytes`, asked through shared.fetching within
+    `rounds` times MEDIA_SOCKET_TIMEOUT in all."""
     each = float(settings["MEDIA_SOCKET_TIMEOUT"])
-    limits = FetchLimits(total_timeout=4 * each, header_timeout=each, idle_timeout=each,
+    limits = FetchLimits(total_timeout=rounds * each, header_timeout=each, idle_timeout=each,
                          connect_timeout=each, max_bytes=max_bytes, max_redirects=5)  # fmt: skip
 
     async def ask() -> Answer:
@@ -299,7 +300,7 @@ def linked_files(url: str, error: Exception, settings: dict[str, Any]) -> list[s
     if classify(error).code("MEDIA") != "E_MEDIA_NO_VIDEO":
         return []
     try:
-        answer = read_page(url, settings, PAGE_BYTES)
+        answer = read_page(url, settings, PAGE_BYTES, rounds=4)
     except Exception as exc:  # the page could not be read again: the first failure stands
         print(f"media: the page's links could not be read: {exc}", file=sys.stderr)
         return []
