@@ -43,8 +43,14 @@ class MediaKey:
 
 
 def _host(url: str) -> tuple[str, str, dict[str, str]]:
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower().removeprefix("www.").removeprefix("m.")
+    """The URL's host (no `www.`/`m.`), path and query; all empty for one that does not
+    parse (a page's `http://[::1/x.mp4`: urlsplit raises on a broken IPv6 literal)."""
+    try:
+        parts = urlsplit(url.strip())
+        hostname = parts.hostname
+    except ValueError:
+        return "", "", {}
+    host = (hostname or "").lower().removeprefix("www.").removeprefix("m.")
     return host, parts.path or "/", dict(parse_qsl(parts.query))
 
 

@@ -28,6 +28,9 @@ from shared.content.video_hint import media_links, shows_video
         ('<html><body><iframe src="https://maps.example/embed"></iframe></body></html>', False),
         ('<html><head><meta property="og:video" content=""></head></html>', False),
         ("", False),
+        # a hostile page's broken URLs are no video (and no crash of the metadata hook)
+        ('<a href="http://[::1/x.mp4">v</a><iframe src="http://[::1/embed"></iframe>', False),
+        ('<a href="http://[::1/x.mp4">v</a><a href="/ok.mp4">w</a>', True),
     ],
 )
 def test_shows_video(html: str, expected: bool) -> None:
@@ -45,3 +48,4 @@ def test_media_links_are_absolute_in_page_order_each_once() -> None:
         "https://cdn.example/v.webm?x=1",
     ]
     assert media_links("", "https://news.example/") == []
+    assert media_links('<a href="http://[::1/x.mp4">v</a>', "https://news.example/") == []

@@ -73,6 +73,8 @@ def test_every_variant_of_a_video_has_its_key(key: str, url: str) -> None:
         "https://blog.example/post.html",
         "https://vimeo.com/about",
         "not a url",
+        "http://[::1/clip.mp4",  # a broken IPv6 literal: urlsplit raises
+        "https://www.youtube.com]/watch?v=dQw4w9WgXcQ",
     ],
 )
 def test_links_that_are_not_a_known_video(url: str) -> None:
