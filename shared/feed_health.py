@@ -49,6 +49,9 @@ class FeedHealthReport(BaseModel):
     """Failed polls since the last success."""
     error: str | None = None
     """The last failure: its reason and message."""
+    wait_until: datetime | None = None
+    """The forum asked not to be asked again before this (its 429's or 503's Retry-After):
+    the feed is not polled until then (None: no wait asked)."""
 
 
 async def bucket(js: JetStreamContext, replicas: int = 1) -> KeyValue:

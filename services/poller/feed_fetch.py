@@ -78,7 +78,8 @@ class FeedItem:
 
 @dataclass
 class FeedState:
-    """What the poller remembers about one feed between polls (in memory only)."""
+    """What the poller remembers about one feed between polls: its position and the forum's
+    asked wait are kept durably (services/poller/position.py), the validators in memory."""
 
     etag: str | None = None
     last_modified: str | None = None
@@ -87,6 +88,10 @@ class FeedState:
     body_sha256: str | None = None
     """Digest of the last body read in full: a server without validators (no ETag, no
     Last-Modified) that sends the same bytes again is not parsed again."""
+    wait_until: float | None = None
+    """Unix time before which the forum asked not to be asked again (its 429's or 503's
+    Retry-After, at most a day: shared.fetching.retry_after); kept across restarts, so a
+    poller started again does not ask a rate-limited forum at once."""
 
 
 def body_digest(body: bytes) -> str:

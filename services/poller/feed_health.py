@@ -6,7 +6,7 @@ status`) and the poller's /healthz."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from shared.feed_health import FeedHealthReport
 from shared.logs import redact
@@ -36,11 +36,15 @@ class FeedHealth:
         self.error = f"{reason}: {message}"[:ERROR_CHARS]
         self.polled_at = now
 
-    def report(self, feed_url: str) -> FeedHealthReport | None:
+    def report(self, feed_url: str, wait_until: float | None = None) -> FeedHealthReport | None:
         """What the owner is shown (the URL and the error as the logs show them: passwords
-        and secrets masked); None before the first poll."""
+        and secrets masked; `wait_until`, Unix time, when the forum asked us to wait); None
+        before the first poll."""
         if self.polled_at is None:
             return None
+        waits = None
+        if wait_until is not None and wait_until > self.polled_at.timestamp():
+            waits = datetime.fromtimestamp(wait_until, UTC)
         return FeedHealthReport(
             feed=redact(feed_url),
             ok=self.failing_since is None,
@@ -49,4 +53,5 @@ class FeedHealth:
             failing_since=self.failing_since,
             failures=self.failures,
             error=None if self.error is None else redact(self.error),
+            wait_until=waits,
         )

@@ -5,6 +5,8 @@ post id it published, and for other feeds the guids of its last poll) lives in t
 ``POLLER_POSITIONS`` bucket, one key per feed. It is saved after every poll whose posts
 JetStream stored, so after a crash or an outage the next poll knows where it stopped and
 fills the gap from ``/posts.json`` (bounded by BACKFILL_MAX_PAGES, recorded as a feed.gap).
+It is saved too when the forum asks us to wait (a 429's Retry-After), so a restarted poller
+keeps the wait rather than asking the forum at once.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class PositionStore:
             max_id = data.get("max_post_id")
             state.max_post_id = int(max_id) if max_id is not None else None
             state.last_guids = {str(g) for g in data.get("last_guids") or []}
+            wait_until = data.get("wait_until")
+            state.wait_until = float(wait_until) if wait_until is not None else None
         except (ValueError, TypeError, AttributeError) as exc:
             log.error("position of %s unreadable (%s); starting without one", feed_url, exc)
             return False
@@ -73,6 +77,7 @@ class PositionStore:
             "feed_url": feed_url,
             "max_post_id": state.max_post_id,
             "last_guids": sorted(state.last_guids)[:KEPT_GUIDS],
+            "wait_until": state.wait_until,
         }
         try:
             await self.kv.put(feed_key(feed_url), json.dumps(value).encode())

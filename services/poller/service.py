@@ -66,6 +66,16 @@ def guid_prefix(state: FeedState, topic: TopicRef) -> str:
     return urlsplit(topic.base).hostname or topic.forum
 
 
+def asked_wait_left(state: FeedState) -> float:
+    """Seconds left of the wait the forum asked for (0: none). A stored wait further off than
+    the longest we keep (the clock was set back since it was asked) is cut to that."""
+    if state.wait_until is None:
+        return 0.0
+    now = time.time()
+    state.wait_until = min(state.wait_until, now + retry_wait.MAX_WAIT.total_seconds())
+    return max(state.wait_until - now, 0.0)
+
+
 def has_gap(state: FeedState, items: list[FeedItem]) -> bool:
     """True when posts may be missing between the stored position and this poll: every
     Discourse post id is past the next one expected, or (other feeds) no guid is shared
@@ -91,9 +101,6 @@ class Poller:
         self._resolver: Resolver | None = None
         self.positions: PositionStore | None = None
         self.loaded: set[str] = set()
-        self.asked_wait: dict[str, float] = {}
-        """Per feed, the monotonic time before which the forum asked not to be asked again
-        (its 429's or 503's Retry-After, at most a day: shared.fetching.retry_after)."""
 
     def resolver_for(self, client: httpx.AsyncClient) -> Resolver:
         """The short-link resolver using this HTTP client (its cache lives as long)."""
@@ -246,7 +253,7 @@ class Poller:
     async def save_health(self, feed_url: str) -> None:
         """Store the feed's health report (shared.feed_health); a failure is logged once
         until a save works again (the next poll saves again)."""
-        report = self.health[feed_url].report(feed_url)
+        report = self.health[feed_url].report(feed_url, self.states[feed_url].wait_until)
         if report is None:
             return
         try:
@@ -262,17 +269,17 @@ class Poller:
 
     async def _poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         state = self.states[feed_url]
-        left = self.asked_wait.get(feed_url, 0.0) - time.monotonic()
+        try:
+            await self.load_position(feed_url)
+        except BusError as exc:
+            log.warning("poll of %s skipped: its position cannot be read: %s", feed_url, exc)
+            self.outcome(feed_url, "position_unavailable", str(exc))
+            return
+        left = asked_wait_left(state)
         if left > 0:  # the forum asked us to wait: its health still says so
             log.info("poll of %s skipped: the forum asked to wait %.0f s more", feed_url, left)
             return
         with POLL_SECONDS.labels(feed_label(feed_url)).time():
-            try:
-                await self.load_position(feed_url)
-            except BusError as exc:
-                log.warning("poll of %s skipped: its position cannot be read: %s", feed_url, exc)
-                self.outcome(feed_url, "position_unavailable", str(exc))
-                return
             try:
                 body = await fetch(client, feed_url, state, self.settings.feed_max_bytes)
                 digest = None if body is None else body_digest(body)
@@ -288,7 +295,8 @@ class Poller:
                 self.outcome(feed_url, exc.reason, str(exc))
                 if exc.wait_s is not None:
                     wait = retry_wait.bounded(exc.wait_s).total_seconds()
-                    self.asked_wait[feed_url] = time.monotonic() + wait
+                    state.wait_until = time.time() + wait
+                    await self.save_position(feed_url, state)
                 return
             except BusError as exc:
                 log.warning(
@@ -305,6 +313,7 @@ class Poller:
             state.max_post_id = max([*ids, state.max_post_id or 0])
         if (state.max_post_id, state.last_guids) != before:
             await self.save_position(feed_url, state)
+        state.wait_until = None
         self.outcome(feed_url, "ok")
         log.info("polled %s: %d items", feed_url, len(items))
 
@@ -374,7 +383,7 @@ def feeds_check(poller: Poller) -> HealthCheck:
     async def check() -> dict[str, object]:
         feeds: dict[str, object] = {}
         for url, health in poller.health.items():
-            report = health.report(url)
+            report = health.report(url, poller.states[url].wait_until)
             feeds[redact(url)] = (
                 {"ok": True, "polled_at": None}
                 if report is None

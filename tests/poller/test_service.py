@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -276,8 +277,11 @@ async def test_a_feeds_health_says_since_when_it_fails_and_a_quiet_feed_is_healt
 
 async def test_a_forum_asking_to_wait_is_not_asked_again_before(ctx: ServiceContext) -> None:
     """Discourse answers a client over its rate limit 429 with Retry-After: the poller keeps
-    polling its other feeds but not that one until the wait is over, and the feed's health
-    says what the forum answered."""
+    polling its other feeds but not that one until the wait is over, a poller started again
+    keeps the wait (it is stored with the feed's position), and the feed's health says what
+    the forum answered and until when it is not asked."""
+    from shared.feed_health import read_all
+
     # what Discourse's RequestsRateLimiter middleware answers (its body, its two headers)
     limited = Reply(
         b"Slow down, too many requests from this IP address.\n"
@@ -290,14 +294,39 @@ async def test_a_forum_asking_to_wait_is_not_asked_again_before(ctx: ServiceCont
         url = f"{forum.base}/posts.rss"
         forum.routes["/posts.rss"] = limited
         poller = poller_for(ctx, url)
+        asked_at = time.time()
         for _ in range(3):
             await poll(poller, url)
+        restarted = poller_for(ctx, url)  # a new process knows nothing in memory
+        for _ in range(2):
+            await poll(restarted, url)
         asked = [path for path, _ in forum.requests if path == "/posts.rss"]
-        health = poller.health[url].report(url)
-        poller.asked_wait[url] -= 3600  # an hour later
+        (health,) = await read_all(ctx.js)
+        # an hour later
+        wait_until = restarted.states[url].wait_until
+        assert wait_until is not None and 3590 < wait_until - asked_at < 3610
+        restarted.states[url].wait_until = wait_until - 3600
         forum.routes["/posts.rss"] = Reply(posts_rss(forum.base, []))
-        await poll(poller, url)
+        await poll(restarted, url)
         again = [path for path, _ in forum.requests if path == "/posts.rss"]
-    assert len(asked) == 1, "asked once, then the wait is kept"
-    assert health is not None and not health.ok and "asks to wait 3600 s" in (health.error or "")
+        (after,) = await read_all(ctx.js)
+    assert len(asked) == 1, "asked once, then the wait is kept, by the restarted poller too"
+    assert not health.ok and "asks to wait 3600 s" in (health.error or "")
+    assert health.wait_until is not None
+    assert abs(health.wait_until.timestamp() - wait_until) < 1
     assert len(again) == 2
+    assert after.ok and after.wait_until is None
+
+
+async def test_a_wait_stored_before_the_clock_was_set_back_is_cut_to_a_day(
+    ctx: ServiceContext,
+) -> None:
+    """A wait read back from the position store that lies further off than the longest wait
+    kept (a day: the clock was set back since) is cut to a day, never kept for a year."""
+    from services.poller.feed_fetch import FeedState
+    from services.poller.service import asked_wait_left
+
+    state = FeedState(wait_until=time.time() + 365 * 86400)
+    assert 86390 < asked_wait_left(state) <= 86400
+    assert asked_wait_left(FeedState()) == 0.0
+    assert asked_wait_left(FeedState(wait_until=time.time() - 5)) == 0.0

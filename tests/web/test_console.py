@@ -368,6 +368,11 @@ async def test_the_queue_shows_each_feeds_health_from_nats(
                 feed="https://gone.example/posts.rss", ok=False, polled_at=at, failing_since=at,
                 failures=3, error="http_status: HTTP 404 from https://gone.example/posts.rss",
             ),
+            "https://busy.example/posts.rss": feed_health.FeedHealthReport(
+                feed="https://busy.example/posts.rss", ok=False, polled_at=at, failing_since=at,
+                failures=1, error="http_status: HTTP 429 from https://busy.example/posts.rss",
+                wait_until=datetime(2026, 11, 30, 15, 0, tzinfo=UTC),
+            ),
         }  # fmt: skip
         for url, report in reports.items():
             await feed_health.save(kv, url, report)
@@ -376,6 +381,7 @@ async def test_the_queue_shows_each_feeds_health_from_nats(
             state.nc = nc
             queue = (await c.get("/admin/queue.json", headers=BEARER)).json()
             assert [(f["feed"], f["ok"], f["failures"]) for f in queue["feeds"]] == [
+                ("https://busy.example/posts.rss", False, 1),
                 ("https://gone.example/posts.rss", False, 3),
                 ("https://forum.example/posts.rss", True, 0),
             ]
@@ -383,6 +389,8 @@ async def test_the_queue_shows_each_feeds_health_from_nats(
             page = (await c.get("/admin", headers=HTML)).text
             assert "https://gone.example/posts.rss" in page and "failing" in page
             assert "http_status: HTTP 404" in page
+            assert "not asked again before" in page and "the forum asked us to wait" in page
+            assert page.count("not asked again before") == 1
             state.nc = None
             page = (await c.get("/admin", headers=HTML)).text
             assert "The feeds' state is unavailable" in page

@@ -45,12 +45,14 @@ def healthz_url(client: StackClient, service: str) -> str | None:
 def feed_state(health: dict[str, Any]) -> str:
     """A feed's health report (shared.feed_health, from /admin/queue.json) in a line: 'ok ·
     answered 2026-11-30 14:44:52Z', 'failing since …, 3 poll(s): http_status: HTTP 404 …'."""
+    waits = health.get("wait_until")
+    asked = f" · not asked again before {_seconds(waits)} (the forum asked)" if waits else ""
     if not health.get("ok", True):
         return (
             f"failing since {_seconds(health.get('failing_since'))},"
-            f" {health.get('failures')} poll(s): {health.get('error')}"
+            f" {health.get('failures')} poll(s): {health.get('error')}{asked}"
         )
-    return f"ok · answered {_seconds(health.get('last_success'))}"
+    return f"ok · answered {_seconds(health.get('last_success'))}{asked}"
 
 
 def _seconds(iso: object) -> str:
