@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -16,6 +17,7 @@ from shared import bus
 from shared.health import all_of, nats_check
 from shared.logs import setup_logging
 from shared.observability import HealthCheck, HealthServer, serve_health
+from shared.setting_names import names_of, near_misses, record_slips
 from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
@@ -57,12 +59,28 @@ class Service(Generic[SettingsT]):
     name: str
     settings: Callable[[], SettingsT]
     body: Callable[[ServiceContext[SettingsT]], Awaitable[None]]
+    more_setting_names: Callable[[SettingsT], Iterable[str]] = lambda _: ()
+    """Settings the service reads besides its settings class's (its plugins', another
+    class's): a name in the environment near one of these or the class's is said at start."""
 
     def main(self) -> None:
-        """Entry point of the process: build settings, set up logging, serve."""
+        """Entry point of the process: build settings, set up logging, say what in the
+        environment looks like a mistyped setting, serve."""
         settings = self.settings()
         setup_logging(settings.log_level, self.name)
+        record_slips(settings.data_dir, self.name, self.warn_near_misses(settings, os.environ))
         asyncio.run(self.serve(settings))
+
+    def warn_near_misses(self, settings: SettingsT, env: Mapping[str, str]) -> dict[str, str]:
+        """Log each name of `env` that is no setting of this service but looks like one
+        (shared/setting_names.py); returns them, {name: the setting it looks like}."""
+        known = names_of(type(settings)) | set(self.more_setting_names(settings))
+        found = near_misses(env, known)
+        for given, meant in sorted(found.items()):
+            log.warning(
+                "%s is not a setting and is ignored: did you mean %s? (%s)", given, meant, self.name
+            )
+        return found
 
     async def serve(self, settings: SettingsT) -> None:
         """Connect, start /healthz + /metrics, run the body until SIGTERM/SIGINT, then drain."""

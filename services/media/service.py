@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shared.capture.service import worker_body
+from shared.capture.service import plugin_setting_names, worker_body
 from shared.capture.settings import WorkerSettings
 from shared.lifecycle import Service
 
-SERVICE = Service("media", WorkerSettings, worker_body(media=True))
+SERVICE = Service("media", WorkerSettings, worker_body(media=True), plugin_setting_names)
 
 
 def run() -> None:

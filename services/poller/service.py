@@ -276,8 +276,8 @@ class Poller:
             self.outcome(feed_url, "position_unavailable", str(exc))
             return
         left = asked_wait_left(state)
-        if left > 0:  # the forum asked us to wait: its health still says so
-            log.info("poll of %s skipped: the forum asked to wait %.0f s more", feed_url, left)
+        if left > 0:  # the forum asked us to wait: its health says so, and until when
+            log.debug("poll of %s skipped: the forum asked to wait %.0f s more", feed_url, left)
             return
         with POLL_SECONDS.labels(feed_label(feed_url)).time():
             try:

@@ -12,6 +12,7 @@ import asyncio
 import uvicorn
 import uvloop
 
+from services.web.admin import AdminSettings
 from services.web.app import create_app, freeze_startup_objects
 from services.web.connections import open_storage
 from services.web.settings import WebSettings
@@ -19,6 +20,7 @@ from services.web.state import WebState
 from services.web.workers import serve_workers
 from shared.health import s3_check
 from shared.lifecycle import Service, ServiceContext
+from shared.setting_names import names_of
 
 
 async def body(ctx: ServiceContext[WebSettings]) -> None:
@@ -48,7 +50,7 @@ async def body(ctx: ServiceContext[WebSettings]) -> None:
         await serving
 
 
-SERVICE = Service("web", WebSettings, body)
+SERVICE = Service("web", WebSettings, body, lambda _: names_of(AdminSettings))
 
 
 def run() -> None:

@@ -13,6 +13,8 @@ from shared.capture.timestamper import TimestampConfig, run_timestamper
 from shared.capture.worker import run_worker
 from shared.capture.worker_config import SnapshotSession, WorkerConfig
 from shared.health import s3_check
+from shared.hooks.config import setting_names
+from shared.hooks.discovery import plugin_dirs
 from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
 from shared.liveness.check import CheckEnv, Checker
@@ -25,6 +27,11 @@ from shared.subjects import (
     MEDIA_JOBS,
     TIMESTAMP_JOBS,
 )
+
+
+def plugin_setting_names(s: WorkerSettings) -> set[str]:
+    """The settings of every plugin a capture worker runs (`Service.more_setting_names`)."""
+    return setting_names(plugin_dirs([s.plugins_dir]).values())
 
 
 def worker_body(

@@ -6,7 +6,7 @@ import fnmatch
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -295,6 +295,22 @@ def setting_errors(dirs: Mapping[str, Path], env: Mapping[str, str]) -> list[str
         except ConfigError as exc:
             errors.append(str(exc))
     return errors
+
+
+def setting_names(plugin_folders: Iterable[Path]) -> set[str]:
+    """Every environment variable these plugins read: each one's declared settings (a
+    platform plugin's shared ones too), its `<P>_TIMEOUT` and `<P>_ENABLED`, and the names
+    they fall back on (`x-fallback`, `TIMEOUT`)."""
+    names = {"TIMEOUT"}
+    for folder in plugin_folders:
+        path = folder / "config.json"
+        properties = read_schema(path).get("properties", {}) if path.is_file() else {}
+        prefix = env_prefix(folder.name)
+        names |= {f"{prefix}_TIMEOUT", f"{prefix}_ENABLED", *properties}
+        for spec in properties.values():
+            if isinstance(spec, dict) and isinstance(spec.get("x-fallback"), str):
+                names.add(spec["x-fallback"])
+    return names
 
 
 def load_plugin_config(plugin_dir: Path) -> PluginConfig:
