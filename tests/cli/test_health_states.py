@@ -75,5 +75,5 @@ def test_each_feed_says_when_it_answered_or_since_when_it_fails() -> None:
     waiting = failing | {"wait_until": "2026-11-30T15:46:48.1Z", "error": "http_status: 429"}
     assert feed_state(waiting) == (
         "failing since 2026-11-30 14:46:48Z, 5 poll(s): http_status: 429"
-        " · not asked again before 2026-11-30 15:46:48Z (the forum asked)"
+        " · next poll 2026-11-30 15:46:48Z (the forum asked us to wait)"
     )

@@ -46,7 +46,7 @@ def feed_state(health: dict[str, Any]) -> str:
     """A feed's health report (shared.feed_health, from /admin/queue.json) in a line: 'ok ·
     answered 2026-11-30 14:44:52Z', 'failing since …, 3 poll(s): http_status: HTTP 404 …'."""
     waits = health.get("wait_until")
-    asked = f" · not asked again before {_seconds(waits)} (the forum asked)" if waits else ""
+    asked = f" · next poll {_seconds(waits)} (the forum asked us to wait)" if waits else ""
     if not health.get("ok", True):
         return (
             f"failing since {_seconds(health.get('failing_since'))},"
