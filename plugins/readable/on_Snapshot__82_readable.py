@@ -16,7 +16,8 @@ image pointing at its copy and one without a copy dropped
 the archived site), and written as `article.html`; its plain text
 (shared.content.plaintext) is `text.txt` and the Text record that fills the search index.
 No article found: the whole page's visible text is indexed instead (and is `text.txt`),
-with no `article.html`. `readable.json` says which
+with no `article.html`; no text at all (an image shown alone, a canvas): `skipped`, no
+`text.txt`. `readable.json` says which
 extractor and source won and the votes. A PDF document (`../fetch/body.pdf`) is its own
 article: its pages' text and title (shared.content.pdf; Chromium's PDF viewer holds none of
 it). No HTML and no PDF: `skipped`.
@@ -109,6 +110,11 @@ def main() -> int:
         info.update(extractor=None, source="page")
         text = page_text(sources[0].html) if sources else ""
         what = "page text (no article found)"
+        if not text.strip():  # an image or a video shown alone, a page drawn on a canvas
+            info["words"] = 0
+            Path("readable.json").write_text(json.dumps(info, indent=1, ensure_ascii=False))
+            emit(ArchiveResultRecord(status="skipped", output_str="no text on the page"))
+            return 0
     Path("text.txt").write_text(text, encoding="utf-8")
     info["words"] = len(text.split())
     Path("readable.json").write_text(json.dumps(info, indent=1, ensure_ascii=False))

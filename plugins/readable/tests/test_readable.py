@@ -85,6 +85,16 @@ def test_no_article_falls_back_to_the_page_text(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "readable" / "readable.json").read_text())["source"] == "page"
 
 
+def test_a_page_without_text_is_skipped_and_keeps_no_empty_text(tmp_path: Path) -> None:
+    """The DOM Chromium makes of an image opened alone: nothing to read, no reader view."""
+    image = '<html><head></head><body style="margin: 0px;"><img src="https://i.example/p.jpg"></body></html>'
+    (result,) = run(tmp_path, rendered=image)
+    assert isinstance(result, ArchiveResultRecord) and result.status == "skipped"
+    assert result.output_str == "no text on the page"
+    assert not (tmp_path / "readable" / "text.txt").exists()
+    assert json.loads((tmp_path / "readable" / "readable.json").read_text())["words"] == 0
+
+
 def test_reddit_thread_is_the_article(tmp_path: Path) -> None:
     (tmp_path / "reddit").mkdir()
     thread = "<article><h1>Post title</h1><p>Self text.</p><p>u/a: a comment</p></article>"
