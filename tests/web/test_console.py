@@ -347,6 +347,26 @@ def test_the_queue_counts_as_failed_what_a_retry_would_queue(tmp_path: Path) -> 
     assert queue["jobs"]["failed"] == 2 and queue["declined_jobs"] == 1
 
 
+async def test_the_retry_of_every_failed_link_is_offered_when_one_failed(
+    tmp_path: Path, tokens: None
+) -> None:
+    h = Harness(open_db(tmp_path / "archive.sqlite3"))
+    broken_and_declined(h)
+    h.conn.close()
+    async with await client_of(tmp_path) as c:
+        await log_in(c)
+        page = (await c.get("/admin", headers=HTML)).text
+    assert "Retry every failed link" in page and "Retry a.example" in page
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    open_db(empty / "archive.sqlite3").close()
+    async with await client_of(empty) as c:
+        await log_in(c)
+        page = (await c.get("/admin", headers=HTML)).text
+    assert "Nothing running, waiting or failed." in page
+    assert "Retry every failed link" not in page
+
+
 async def test_the_queue_shows_each_feeds_health_from_nats(
     tmp_path: Path, tokens: None, nats_url: str
 ) -> None:
