@@ -242,6 +242,9 @@ async def test_an_undo_after_the_window_is_refused_in_words(tmp_path: Path, toke
         assert "undo window (TAKEDOWN_UNDO_DAYS) ended at 2026-01-08" in r.json()["error"]
         r = await c.post("/admin/links/99/undo", json={}, headers=BEARER)
         assert (r.status_code, r.json()["error"]) == (409, "no link 99")
+        r = await c.post("/admin/check", json={"link": "x" * 5000}, headers=BEARER)
+        assert r.status_code == 404  # what was typed is shown, shortened
+        assert r.json()["error"].startswith("no link 'xxx") and len(r.json()["error"]) < 160
         csrf = await log_in(c)
         form = {"link_id": str(link_id), "csrf": csrf}
         r = await c.post("/admin/takedowns/undo", data=form, headers=HTML)
