@@ -8,22 +8,39 @@ import os
 import signal
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from pathlib import Path
+from typing import Generic, NoReturn, TypeVar
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
+from pydantic import ValidationError
 
 from shared import bus
 from shared.health import all_of, nats_check
 from shared.logs import setup_logging
 from shared.observability import HealthCheck, HealthServer, serve_health
-from shared.setting_names import names_of, near_misses, record_slips
+from shared.setting_names import (
+    EXIT_CONFIG,
+    StartReport,
+    names_of,
+    near_misses,
+    record_report,
+    refused,
+)
 from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
 
 
 SettingsT = TypeVar("SettingsT", bound=CommonSettings)
+
+
+def _data_dir_of_env() -> Path:
+    """DATA_DIR when a service's own settings could not be built."""
+    try:
+        return CommonSettings().data_dir
+    except ValidationError:
+        return Path(os.environ.get("DATA_DIR") or "./data")
 
 
 @dataclass(eq=False)
@@ -63,13 +80,33 @@ class Service(Generic[SettingsT]):
     """Settings the service reads besides its settings class's (its plugins', another
     class's): a name in the environment near one of these or the class's is said at start."""
 
+    more_setting_problems: Callable[[SettingsT], list[str]] = lambda _: []
+    """What else the service refuses of its settings without stopping (its plugins' refused
+    settings: their hooks fail until they are mended), for the start report."""
+
     def main(self) -> None:
-        """Entry point of the process: build settings, set up logging, say what in the
-        environment looks like a mistyped setting, serve."""
-        settings = self.settings()
+        """Entry point of the process: build settings (refused ones stop it, said in a line
+        each: `refuse`), set up logging, say what in the environment looks like a mistyped
+        setting, leave the start report for `dla up`, serve."""
+        try:
+            settings = self.settings()
+        except ValidationError as exc:
+            self.refuse(exc)
         setup_logging(settings.log_level, self.name)
-        record_slips(settings.data_dir, self.name, self.warn_near_misses(settings, os.environ))
+        unknown = self.warn_near_misses(settings, os.environ)
+        report = StartReport(unknown, self.more_setting_problems(settings))
+        record_report(settings.data_dir, self.name, report)
         asyncio.run(self.serve(settings))
+
+    def refuse(self, exc: ValidationError) -> NoReturn:
+        """The settings were refused: each refused setting logged in a line, the start report
+        left, and the process ends with EX_CONFIG (78: restarting will not mend it)."""
+        setup_logging("INFO", self.name)
+        lines = [f"{line} (the {self.name} cannot start)" for line in refused(exc)]
+        for line in lines:
+            log.error("setting refused: %s", line)
+        record_report(_data_dir_of_env(), self.name, StartReport(refused=lines))
+        raise SystemExit(EXIT_CONFIG)
 
     def warn_near_misses(self, settings: SettingsT, env: Mapping[str, str]) -> dict[str, str]:
         """Log each name of `env` that is no setting of this service but looks like one

@@ -4,8 +4,10 @@ Settings are environment variables, and the environment holds much that is not o
 HOME, what a container sets), so an unknown name cannot be an error. But a name that is not a
 setting and looks like one (`POLL_INTERVAL` for `POLL_INTERVAL_SECONDS`, `ARCHIVER_CONCURENCY`,
 `TSA_URL` for `TSA_URLS`) is almost surely meant as that setting and does nothing: each service
-logs a warning at start (shared.lifecycle) naming the setting it looks like, and leaves
-what it found in its slips file, which `dla up` prints in the terminal.
+logs a warning at start (shared.lifecycle) naming the setting it looks like. A value a
+setting refuses (`POLL_INTERVAL_SECONDS=abc`) stops the service at start with one line a
+setting instead of a traceback. Both are left in the service's start report
+(`run/<service>.settings.json`), which `dla up` prints in the terminal.
 
 A service knows only its own settings, so it can only tell a name near one of them. That is
 safe because no two real settings of the product are near each other in this sense
@@ -18,13 +20,21 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import reprlib
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
 from pydantic_settings import BaseSettings
+
+from shared.logs import redact
 
 log = logging.getLogger(__name__)
 
+EXIT_CONFIG = 78
+"""A service's exit code when its settings are refused (sysexits.h EX_CONFIG): starting it
+again will not mend it (shared.lifecycle; `dla up` says so)."""
 SIMILAR = 0.9
 """How alike (difflib's ratio) a name must be to a setting to be taken for a typo of it."""
 
@@ -67,31 +77,70 @@ def near_misses(env: Mapping[str, str] | Iterable[str], known: Iterable[str]) ->
     return found
 
 
-def slips_file(data_dir: Path, service: str) -> Path:
-    """Where a service started by `dla up` leaves what it found, for `dla up` to print."""
-    return data_dir / "run" / f"{service}.slips.json"
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY", "CREDS")
+"""A setting whose name holds one of these never has its value shown."""
 
 
-def record_slips(data_dir: Path, service: str, found: Mapping[str, str]) -> None:
-    """Leave `found` ({name: the setting it looks like}) in the service's slips file; none
-    found: no file. A file that cannot be written is logged (the log holds the slips too)."""
-    path = slips_file(data_dir, service)
+def refused(exc: ValidationError) -> list[str]:
+    """What a settings class refused, a line a setting: `NAME='value': why` (a secret's value
+    left out, every value shortened and masked as the logs mask secrets)."""
+    lines: list[str] = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]).upper() or "?"
+        value = error.get("input")
+        if any(word in name for word in SECRET_WORDS):
+            shown = " (its value not shown)"
+        else:
+            shown = "=" + _SHOWN.repr(value if isinstance(value, str) else str(value))
+        lines.append(redact(f"{name}{shown}: {error['msg']}"))
+    return lines
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = 80
+
+
+@dataclass
+class StartReport:
+    """What a service found wrong with its settings at start, for `dla up` to print."""
+
+    unknown: dict[str, str] = field(default_factory=dict)
+    """Names that are no setting but look like one: {name as given: the setting}."""
+    refused: list[str] = field(default_factory=list)
+    """Settings refused (`refused`: the service cannot start), or a plugin's settings
+    refused (its hooks fail until they are mended)."""
+
+    def lines(self) -> list[str]:
+        """The report in sentences."""
+        slips = [f"{given} is not a setting and is ignored: did you mean {meant}?"
+                 for given, meant in sorted(self.unknown.items())]  # fmt: skip
+        return slips + [f"setting refused: {why}" for why in self.refused]
+
+
+def report_file(data_dir: Path, service: str) -> Path:
+    """Where a service started by `dla up` leaves its StartReport."""
+    return data_dir / "run" / f"{service}.settings.json"
+
+
+def record_report(data_dir: Path, service: str, report: StartReport) -> None:
+    """Leave the report in the service's file; nothing to say: no file. A file that cannot
+    be written is logged (the log says all of it too)."""
+    path = report_file(data_dir, service)
     try:
-        if not found:
+        if not report.lines():
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(dict(found)))
+        path.write_text(json.dumps(asdict(report)))
     except OSError as exc:
         log.warning("cannot write %s: %s", path, exc)
 
 
-def read_slips(data_dir: Path, service: str) -> dict[str, str]:
-    """What the service left in its slips file ({} when nothing or unreadable)."""
+def read_report(data_dir: Path, service: str) -> StartReport:
+    """What the service left in its file (an empty report when nothing or unreadable)."""
     try:
-        found = json.loads(slips_file(data_dir, service).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(found, dict):
-        return {}
-    return {str(k): str(v) for k, v in found.items()}
+        found = json.loads(report_file(data_dir, service).read_text())
+        unknown, refused_ = found.get("unknown") or {}, found.get("refused") or []
+        return StartReport({str(k): str(v) for k, v in unknown.items()}, [str(r) for r in refused_])
+    except (OSError, ValueError, AttributeError):
+        return StartReport()

@@ -114,3 +114,26 @@ def test_a_service_says_a_slip_at_start(caplog: pytest.LogCaptureFixture) -> Non
         "SCREENSHOT_SCALLE is not a setting and is ignored: did you mean SCREENSHOT_SCALE?"
         " (archiver)" in caplog.text
     )
+
+
+def test_a_refused_setting_is_said_in_a_line_and_a_secrets_value_never() -> None:
+    from pydantic import ValidationError
+    from pydantic_settings import BaseSettings
+
+    from shared.setting_names import refused
+
+    class Some(BaseSettings):
+        poll_interval_seconds: float = 1.0
+        wayback_secret_key: int = 0
+
+    env = {"POLL_INTERVAL_SECONDS": "x" * 500, "WAYBACK_SECRET_KEY": "hunter2-hunter2"}
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in env.items():
+            mp.setenv(name, value)
+        with pytest.raises(ValidationError) as caught:
+            Some()
+    lines = refused(caught.value)
+    assert lines[0].startswith("POLL_INTERVAL_SECONDS='xxx") and "...x" in lines[0]
+    assert len(lines[0]) < 200 and "valid number" in lines[0]
+    assert lines[1].startswith("WAYBACK_SECRET_KEY (its value not shown): ")
+    assert "hunter2" not in " ".join(lines)

@@ -16,7 +16,7 @@ from services.archiver.egress import EgressPolicy
 from services.archiver.pageserver import page_resources
 from services.archiver.pagesession import PageOptions
 from services.archiver.settings import ArchiverSettings
-from shared.capture.service import plugin_setting_names, worker_body
+from shared.capture.service import plugin_setting_names, plugin_setting_problems, worker_body
 from shared.capture.settings import WorkerSettings
 from shared.capture.worker_config import SnapshotResources, SnapshotSession
 from shared.hooks.config import load_plugin_config
@@ -105,7 +105,7 @@ async def body(ctx: ServiceContext[ArchiverSettings]) -> None:
         await worker_body(media=False, snapshot_session=snapshot_pages(broker, s))(worker_ctx)
 
 
-SERVICE = Service("archiver", ArchiverSettings, body, plugin_setting_names)
+SERVICE = Service("archiver", ArchiverSettings, body, plugin_setting_names, plugin_setting_problems)
 
 
 def run() -> None:

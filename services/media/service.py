@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from shared.capture.service import plugin_setting_names, worker_body
+from shared.capture.service import plugin_setting_names, plugin_setting_problems, worker_body
 from shared.capture.settings import WorkerSettings
 from shared.lifecycle import Service
 
-SERVICE = Service("media", WorkerSettings, worker_body(media=True), plugin_setting_names)
+SERVICE = Service(
+    "media", WorkerSettings, worker_body(media=True), plugin_setting_names, plugin_setting_problems
+)
 
 
 def run() -> None:

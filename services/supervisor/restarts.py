@@ -12,6 +12,8 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+from shared.setting_names import EXIT_CONFIG
+
 log = logging.getLogger(__name__)
 
 MAX_DELAY_S = 60.0
@@ -29,6 +31,8 @@ def exit_reason(returncode: int | None) -> str:
         except ValueError:
             name = f"signal {-returncode}"
         return f"killed by {name}"
+    if returncode == EXIT_CONFIG:
+        return f"stopped at start: a setting was refused (exit code {returncode}; why: its log)"
     return f"exited with code {returncode}"
 
 

@@ -28,9 +28,9 @@ from services.supervisor import children, reaper
 from services.supervisor.datalock import DataDirBusy, DataDirLock
 from services.supervisor.front import forward_until_exit
 from services.supervisor.signals import STOP_SIGNALS, StopRequested, StopSignals
-from services.supervisor.slips import WATCH_S, SlipReport
 from services.supervisor.stack import Stack
 from services.supervisor.stack_file import remove_stack_file, write_stack_file
+from services.supervisor.start_reports import WATCH_S, StartReports
 from shared import admin_tokens
 
 log = logging.getLogger("dla")
@@ -120,7 +120,7 @@ def _supervise(
     stack = Stack(data_dir=data_dir, services=services, declare_apart=True)
     code = EXIT_OK
     alerts = ""
-    slips: SlipReport | None = None
+    reports: StartReports | None = None
     started = time.monotonic()
     try:
         signals.interruptible = True
@@ -132,7 +132,7 @@ def _supervise(
                 stack.env["S3_ENDPOINT"],
                 data_dir,
             )
-            slips = SlipReport(data_dir, services)
+            reports = StartReports(data_dir, services)
             stack.start_services()
             alerts = stack.start_alerting()
             info = {
@@ -152,8 +152,8 @@ def _supervise(
         while not signals.wait(1.0):
             stack.supervise_once()
             reaper.reap_adopted(known=_known_pids(stack))
-            if slips is not None and time.monotonic() - started < WATCH_S:
-                for line in slips.lines():
+            if reports is not None and time.monotonic() - started < WATCH_S:
+                for line in reports.lines():
                     print(f"  {line}", flush=True)
     except StopRequested as why:
         log.info("stop requested while starting (%s)", why)

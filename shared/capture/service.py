@@ -13,7 +13,7 @@ from shared.capture.timestamper import TimestampConfig, run_timestamper
 from shared.capture.worker import run_worker
 from shared.capture.worker_config import SnapshotSession, WorkerConfig
 from shared.health import s3_check
-from shared.hooks.config import setting_names
+from shared.hooks.config import setting_errors, setting_names
 from shared.hooks.discovery import plugin_dirs
 from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
@@ -32,6 +32,13 @@ from shared.subjects import (
 def plugin_setting_names(s: WorkerSettings) -> set[str]:
     """The settings of every plugin a capture worker runs (`Service.more_setting_names`)."""
     return setting_names(plugin_dirs([s.plugins_dir]).values())
+
+
+def plugin_setting_problems(s: WorkerSettings) -> list[str]:
+    """Each plugin's refused settings (`Service.more_setting_problems`; the worker logs them
+    too when it starts, and their hooks fail with E_<PLUGIN>_CONFIG)."""
+    errors = setting_errors(plugin_dirs([s.plugins_dir]), public_env(dict(os.environ)))
+    return [f"{error} (its hooks fail until it is mended)" for error in errors]
 
 
 def worker_body(
