@@ -123,3 +123,16 @@ def test_a_search_for_nothing_asks_for_words(tmp_path: Path) -> None:
         done = dla(tmp_path, "search", query)
         assert done.returncode == 2, done
         assert "say what to search for" in done.stderr
+
+
+def test_a_refused_setting_is_one_line_and_its_own_exit_code(tmp_path: Path) -> None:
+    from shared.setting_names import EXIT_CONFIG
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEB_", "NATS_"))}
+    env |= {"DATA_DIR": str(tmp_path), "WEB_PORT": "abc"}
+    done = subprocess.run([DLA, "status"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_CONFIG
+    assert done.stderr.splitlines() == [
+        "dla: setting refused: WEB_PORT='abc': Input should be a valid integer, unable to parse"
+        " string as an integer"
+    ]

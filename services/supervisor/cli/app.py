@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from services.supervisor.cli import backfill, browse, capture, data, moderation, verify
 from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.names import SERVICES
 from shared.logs import setup_logging
+from shared.setting_names import refused
 
 app = typer.Typer(
     name="dla",
@@ -99,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dla: interrupted", file=sys.stderr)
         return 130
+    except ValidationError as exc:  # of a settings class (every one is named ...Settings)
+        if not exc.title.endswith("Settings"):
+            print(f"dla: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return int(Exit.FAILED)
+        for line in refused(exc):
+            print(f"dla: setting refused: {line}", file=sys.stderr)
+        return int(Exit.CONFIG)
     except Exception as exc:  # never a traceback for the person at the terminal
         usage = _click_error(exc)
         if usage is not None:

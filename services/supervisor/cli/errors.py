@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from shared.setting_names import EXIT_CONFIG
+
 
 class Exit(IntEnum):
     """The exit codes of `dla` (documented in the README's owner's guide)."""
@@ -23,6 +25,8 @@ class Exit(IntEnum):
     """The admin token is missing or wrong."""
     INVALID = 7
     """The input was refused (a malformed URL, a bad date, a bad file)."""
+    CONFIG = EXIT_CONFIG
+    """A setting in the environment was refused (the code a service ends with for it)."""
 
 
 class CliError(Exception):
