@@ -92,7 +92,8 @@ def refused(exc: ValidationError) -> list[str]:
             shown = " (its value not shown)"
         else:
             shown = "=" + _SHOWN.repr(value if isinstance(value, str) else str(value))
-        lines.append(redact(f"{name}{shown}: {error['msg']}"))
+        why = str(error["msg"]).removeprefix("Value error, ")  # a validator's own words
+        lines.append(redact(f"{name}{shown}: {why}"))
     return lines
 
 

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 CsvList = Annotated[list[str], NoDecode]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def split_csv(value: str | list[str]) -> list[str]:
@@ -58,10 +59,20 @@ class CommonSettings(BaseSettings):
     )
     metrics_host: str = Field("127.0.0.1", description="Bind address of /healthz and /metrics.")
     metrics_port: int = Field(0, description="Port of /healthz and /metrics (0 = any free port).")
-    log_level: str = Field("INFO", description="Logging level.")
+    log_level: str = Field(
+        "INFO", description="Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL."
+    )
     database_path: Path | None = Field(
         None, description="SQLite database; default DATA_DIR/archive.sqlite3."
     )
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"a logging level is one of {', '.join(LOG_LEVELS)}")
+        return level
 
     @property
     def db_path(self) -> Path:

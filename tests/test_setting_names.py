@@ -137,3 +137,35 @@ def test_a_refused_setting_is_said_in_a_line_and_a_secrets_value_never() -> None
     assert len(lines[0]) < 200 and "valid number" in lines[0]
     assert lines[1].startswith("WAYBACK_SECRET_KEY (its value not shown): ")
     assert "hunter2" not in " ".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "why"),
+    [
+        ("LOG_LEVEL", "loud", "a logging level is one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ("RSS_URL", "ftp://forum.example/posts.rss", "is not a feed's URL"),
+        ("FEEDS", "https://a.example/posts.rss, notaurl", "'notaurl' is not a feed's URL"),
+    ],
+)
+def test_values_that_could_only_fail_later_are_refused_at_start(
+    name: str, value: str, why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A level logging refuses (a traceback at start), a feed that is no http(s) URL (every
+    poll would fail): each refused with the setting's name and why."""
+    from pydantic import ValidationError
+
+    from services.poller.settings import PollerSettings
+    from shared.setting_names import refused
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError) as caught:
+        PollerSettings()
+    (line,) = refused(caught.value)
+    assert line.startswith(f"{name}=") and why in line
+
+
+def test_a_logging_level_in_any_case_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shared.settings import CommonSettings
+
+    monkeypatch.setenv("LOG_LEVEL", " debug ")
+    assert CommonSettings().log_level == "DEBUG"

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from pydantic import Field, field_validator
 
+from shared.links.urlparts import supported_scheme
 from shared.settings import CommonSettings, CsvList, split_urls
+
+
+EXAMPLE = "https://forum.example/posts.rss"
+
+
+def feed_url(url: str) -> str:
+    """A feed's URL as given, or ValueError when it is not an http(s) URL with a host."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        host = None
+    if not (supported_scheme(url) and host):
+        raise ValueError(f"{url!r} is not a feed's URL (http or https, like {EXAMPLE})")
+    return url
 
 
 class PollerSettings(CommonSettings):
@@ -24,7 +41,13 @@ class PollerSettings(CommonSettings):
     @field_validator("feeds", mode="before")
     @classmethod
     def _split(cls, value: str | list[str]) -> list[str]:
-        return split_urls(value)  # (FEEDS from the environment is one comma-separated string)
+        # (FEEDS from the environment is one comma-separated string)
+        return [feed_url(url) for url in split_urls(value)]
+
+    @field_validator("rss_url")
+    @classmethod
+    def _feed(cls, value: str) -> str:
+        return feed_url(value.strip())
 
     def model_post_init(self, _: object) -> None:
         self.feeds = self.feeds or [self.rss_url]
