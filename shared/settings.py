@@ -17,6 +17,14 @@ CsvList = Annotated[list[str], NoDecode]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
+def log_level(value: str) -> str:
+    """A logging level as `logging` names it, in any case; ValueError for another word."""
+    level = value.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"a logging level is one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
 def split_csv(value: str | list[str]) -> list[str]:
     """Split a comma-separated env value into trimmed, non-empty, lower-case items."""
     items = value if isinstance(value, list) else value.split(",")
@@ -69,10 +77,7 @@ class CommonSettings(BaseSettings):
     @field_validator("log_level")
     @classmethod
     def _level(cls, value: str) -> str:
-        level = value.strip().upper()
-        if level not in LOG_LEVELS:
-            raise ValueError(f"a logging level is one of {', '.join(LOG_LEVELS)}")
-        return level
+        return log_level(value)
 
     @property
     def db_path(self) -> Path:

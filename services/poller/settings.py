@@ -9,7 +9,6 @@ from pydantic import Field, field_validator
 from shared.links.urlparts import supported_scheme
 from shared.settings import CommonSettings, CsvList, split_urls
 
-
 EXAMPLE = "https://forum.example/posts.rss"
 
 

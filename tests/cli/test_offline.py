@@ -136,3 +136,8 @@ def test_a_refused_setting_is_one_line_and_its_own_exit_code(tmp_path: Path) -> 
         "dla: setting refused: WEB_PORT='abc': Input should be a valid integer, unable to parse"
         " string as an integer"
     ]
+    env |= {"WEB_PORT": "1", "LOG_LEVEL": "loud"}  # dla up's own logging: refused before it starts
+    done = subprocess.run([DLA, "up"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_CONFIG and "Traceback" not in done.stderr
+    assert "dla: setting refused: LOG_LEVEL='loud': a logging level is one of" in done.stderr
+    assert not (tmp_path / "nats").exists()

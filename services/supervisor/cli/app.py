@@ -21,6 +21,7 @@ from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.names import SERVICES
 from shared.logs import setup_logging
 from shared.setting_names import refused
+from shared.settings import log_level
 
 app = typer.Typer(
     name="dla",
@@ -91,7 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `dla` command: one line and an exit code for every failure."""
     args = sys.argv[1:] if argv is None else argv
     serving = bool(args) and args[0] == "up"
-    setup_logging(os.environ.get("LOG_LEVEL", "INFO") if serving else "CRITICAL", "dla")
+    try:
+        level = log_level(os.environ.get("LOG_LEVEL", "INFO")) if serving else "CRITICAL"
+    except ValueError as exc:
+        given = os.environ["LOG_LEVEL"]
+        print(f"dla: setting refused: LOG_LEVEL={given!r}: {exc}", file=sys.stderr)
+        return int(Exit.CONFIG)
+    setup_logging(level, "dla")
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="dla", standalone_mode=False)
