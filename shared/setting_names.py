@@ -57,8 +57,14 @@ def looks_like(given: str, setting: str) -> bool:
         return True
     if "_" in given and setting.startswith(given + "_"):
         return True
-    close = abs(len(given) - len(setting)) <= 2
-    return close and difflib.SequenceMatcher(None, given, setting).ratio() >= SIMILAR
+    if abs(len(given) - len(setting)) > 2:
+        return False
+    alike = difflib.SequenceMatcher(None, given, setting)  # its cheap upper bounds first
+    return (
+        alike.real_quick_ratio() >= SIMILAR
+        and alike.quick_ratio() >= SIMILAR
+        and (alike.ratio() >= SIMILAR)
+    )
 
 
 def near_misses(env: Mapping[str, str] | Iterable[str], known: Iterable[str]) -> dict[str, str]:
