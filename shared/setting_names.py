@@ -63,7 +63,7 @@ def looks_like(given: str, setting: str) -> bool:
     return (
         alike.real_quick_ratio() >= SIMILAR
         and alike.quick_ratio() >= SIMILAR
-        and (alike.ratio() >= SIMILAR)
+        and alike.ratio() >= SIMILAR
     )
 
 
