@@ -75,6 +75,21 @@ async def save(kv: KeyValue, feed_url: str, report: FeedHealthReport) -> None:
         raise BusError(f"feed health of {report.feed} not saved: {exc}") from exc
 
 
+async def read(kv: KeyValue, feed_url: str) -> FeedHealthReport | None:
+    """The feed's stored report (what a poller started again resumes from); None when there
+    is none or it cannot be read (logged). BusError while JetStream is unavailable."""
+    try:
+        entry = await kv.get(feed_key(feed_url))
+        return FeedHealthReport.model_validate_json(entry.value or b"")
+    except KeyNotFoundError:
+        return None
+    except ValidationError as exc:
+        log.warning("feed health of %s unreadable, not resumed: %s", feed_url, exc)
+        return None
+    except (TimeoutError, nats.errors.Error) as exc:
+        raise BusError(f"feed health unreadable: {exc}") from exc
+
+
 async def read_all(js: JetStreamContext) -> list[FeedHealthReport]:
     """Every feed's latest report, failing feeds first, then by URL; none when no poller has
     written one yet. BusError while JetStream is unavailable."""

@@ -36,6 +36,13 @@ class FeedHealth:
         self.error = f"{reason}: {message}"[:ERROR_CHARS]
         self.polled_at = now
 
+    def resume(self, stored: FeedHealthReport) -> None:
+        """Take up a report an earlier poller stored (a restart does not make a failing feed
+        look as if it had just begun to fail, nor hide since when it has not answered)."""
+        self.last_success, self.failing_since = stored.last_success, stored.failing_since
+        self.failures, self.polled_at = stored.failures, stored.polled_at
+        self.error = stored.error
+
     def report(self, feed_url: str, wait_until: float | None = None) -> FeedHealthReport | None:
         """What the owner is shown (the URL and the error as the logs show them: passwords
         and secrets masked; `wait_until`, Unix time, when the forum asked us to wait); None

@@ -219,7 +219,21 @@ class Poller:
             log.info("%s: resuming after post id %s", feed_url, state.max_post_id)
         else:
             log.info("%s: no stored position; starting from the current feed", feed_url)
+        await self.resume_health(feed_url)
         self.loaded.add(feed_url)
+
+    async def resume_health(self, feed_url: str) -> None:
+        """Take up the feed's health as the last poller stored it, and its last answer's time
+        for the alert on a feed that stopped answering (a restart would otherwise clear it:
+        the alert resolved while the feed still fails). Raises BusError like the position."""
+        if self.health_kv is None:
+            self.health_kv = await feed_health.bucket(self.ctx.js, self.settings.nats_replicas)
+        stored = await feed_health.read(self.health_kv, feed_url)
+        if stored is None or self.health[feed_url].polled_at is not None:
+            return
+        self.health[feed_url].resume(stored)
+        if stored.last_success is not None:
+            LAST_OK.labels(feed_label(feed_url)).set(stored.last_success.timestamp())
 
     async def save_position(self, feed_url: str, state: FeedState) -> None:
         """Store the position (a failure is logged and counted; the next poll saves again)."""

@@ -275,6 +275,36 @@ async def test_a_feeds_health_says_since_when_it_fails_and_a_quiet_feed_is_healt
     assert [type(m) for m in await published(ctx)] == [FeedPost]
 
 
+async def test_a_restarted_poller_resumes_a_failing_feeds_health(ctx: ServiceContext) -> None:
+    """The feed answered, then failed twice; a poller started again (nothing in memory) and
+    failing once more still says since when it fails and how often, and the gauge the alert
+    on a silent feed reads keeps the last answer's time (a restart had cleared it, and the
+    alert resolved while the feed still failed)."""
+    from prometheus_client import REGISTRY
+
+    from services.poller.metrics import LAST_OK, feed_label
+    from shared.feed_health import read_all
+
+    with FixtureServer() as forum:
+        good = Reply(posts_rss(forum.base, [Post(1, 1, "<p>hi</p>")]))
+        replies = [good, Reply(b"down", 502), Reply(b"down", 502)]
+        forum.routes["/posts.rss"] = lambda _: replies.pop(0) if replies else Reply(b"x", 502)
+        url = f"{forum.base}/posts.rss"
+        first = poller_for(ctx, url)
+        for _ in range(3):
+            await poll(first, url)
+        (before,) = await read_all(ctx.js)
+        gauge = ("dla_poller_last_success_timestamp_seconds", {"feed": feed_label(url)})
+        LAST_OK.remove(feed_label(url))  # a new process exports nothing until told
+        restarted = poller_for(ctx, url)
+        await poll(restarted, url)
+        (after,) = await read_all(ctx.js)
+    assert before.last_success is not None and before.failures == 2
+    assert after.failing_since == before.failing_since and after.failures == 3
+    assert after.last_success == before.last_success
+    assert REGISTRY.get_sample_value(*gauge) == before.last_success.timestamp()
+
+
 async def test_a_forum_asking_to_wait_is_not_asked_again_before(ctx: ServiceContext) -> None:
     """Discourse answers a client over its rate limit 429 with Retry-After: the poller keeps
     polling its other feeds but not that one until the wait is over, a poller started again
