@@ -20,6 +20,12 @@ LAST_OK = Gauge(
     "Unix time of the last poll the feed answered (new posts or none)",
     ["feed"],
 )
+FAILING_SINCE = Gauge(
+    "dla_poller_failing_since_timestamp_seconds",
+    "Unix time the feed began failing (its polls since then all failed); no series while it"
+    " answers. `NoSuccessfulPoll` reads it for a feed that has never answered",
+    ["feed"],
+)
 ITEMS_DROPPED = Counter(
     "dla_poller_items_dropped_total", "Feed items dropped, never published", ["feed", "reason"]
 )

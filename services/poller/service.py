@@ -35,7 +35,16 @@ from services.poller.feed_fetch import (
     parse,
 )
 from services.poller.feed_health import FeedHealth
-from services.poller.metrics import GAPS, LAST_OK, LINKS, POLL_SECONDS, POLLS, POSTS, feed_label
+from services.poller.metrics import (
+    FAILING_SINCE,
+    GAPS,
+    LAST_OK,
+    LINKS,
+    POLL_SECONDS,
+    POLLS,
+    POSTS,
+    feed_label,
+)
 from services.poller.position import PositionStore
 from services.poller.resolve import Resolver
 from services.poller.settings import PollerSettings
@@ -74,6 +83,17 @@ def asked_wait_left(state: FeedState) -> float:
     now = time.time()
     state.wait_until = min(state.wait_until, now + retry_wait.MAX_WAIT.total_seconds())
     return max(state.wait_until - now, 0.0)
+
+
+def export_failing_since(feed_url: str, since: datetime | None) -> None:
+    """The gauge of since when the feed fails: set while it fails, gone while it answers (a
+    feed that never answered has no last-success series for the alert to read)."""
+    label = feed_label(feed_url)
+    if since is not None:
+        FAILING_SINCE.labels(label).set(since.timestamp())
+    else:
+        with contextlib.suppress(KeyError):
+            FAILING_SINCE.remove(label)
 
 
 def has_gap(state: FeedState, items: list[FeedItem]) -> bool:
@@ -234,6 +254,7 @@ class Poller:
         self.health[feed_url].resume(stored)
         if stored.last_success is not None:
             LAST_OK.labels(feed_label(feed_url)).set(stored.last_success.timestamp())
+        export_failing_since(feed_url, stored.failing_since)
 
     async def save_position(self, feed_url: str, state: FeedState) -> None:
         """Store the position (a failure is logged and counted; the next poll saves again)."""
@@ -255,6 +276,7 @@ class Poller:
             LAST_OK.labels(feed_label(feed_url)).set(now.timestamp())
         else:
             self.health[feed_url].failed(outcome, message, now)
+        export_failing_since(feed_url, self.health[feed_url].failing_since)
 
     async def poll(self, client: httpx.AsyncClient, feed_url: str) -> None:
         """One poll of one feed, then its health stored for the owner; every failure is

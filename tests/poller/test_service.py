@@ -305,6 +305,34 @@ async def test_a_restarted_poller_resumes_a_failing_feeds_health(ctx: ServiceCon
     assert REGISTRY.get_sample_value(*gauge) == before.last_success.timestamp()
 
 
+async def test_a_feed_that_never_answered_exports_since_when_it_fails(
+    ctx: ServiceContext,
+) -> None:
+    """It has no last success for `NoSuccessfulPoll` to read: the gauge of since when it
+    fails stands in (deploy/prometheus/alerts.yml), and is gone once it answers."""
+    from prometheus_client import REGISTRY
+
+    from services.poller.metrics import feed_label
+    from shared.feed_health import read_all
+
+    replies = [Reply(b"not found", 404), Reply(b"not found", 404)]
+    with FixtureServer() as forum:
+        good = Reply(posts_rss(forum.base, []))
+        forum.routes["/posts.rss"] = lambda _: replies.pop(0) if replies else good
+        url = f"{forum.base}/never/posts.rss"
+        forum.routes["/never/posts.rss"] = forum.routes["/posts.rss"]
+        poller = poller_for(ctx, url)
+        gauge = ("dla_poller_failing_since_timestamp_seconds", {"feed": feed_label(url)})
+        for _ in range(2):
+            await poll(poller, url)
+        (failing,) = await read_all(ctx.js)
+        exported = REGISTRY.get_sample_value(*gauge)
+        await poll(poller, url)
+    assert failing.last_success is None and failing.failing_since is not None
+    assert exported == failing.failing_since.timestamp()
+    assert REGISTRY.get_sample_value(*gauge) is None
+
+
 async def test_a_forum_asking_to_wait_is_not_asked_again_before(ctx: ServiceContext) -> None:
     """Discourse answers a client over its rate limit 429 with Retry-After: the poller keeps
     polling its other feeds but not that one until the wait is over, a poller started again
