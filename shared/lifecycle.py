@@ -8,39 +8,22 @@ import os
 import signal
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Generic, NoReturn, TypeVar
+from typing import Generic, TypeVar
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from pydantic import ValidationError
 
 from shared import bus
 from shared.health import all_of, nats_check
 from shared.logs import setup_logging
 from shared.observability import HealthCheck, HealthServer, serve_health
-from shared.setting_names import (
-    EXIT_CONFIG,
-    StartReport,
-    names_of,
-    near_misses,
-    record_report,
-    refused,
-)
+from shared.setting_names import StartReport, built_or_exit, names_of, near_misses, record_report
 from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
 
 
 SettingsT = TypeVar("SettingsT", bound=CommonSettings)
-
-
-def _data_dir_of_env() -> Path:
-    """DATA_DIR when a service's own settings could not be built."""
-    try:
-        return CommonSettings().data_dir
-    except ValidationError:
-        return Path(os.environ.get("DATA_DIR") or "./data")
 
 
 @dataclass(eq=False)
@@ -85,28 +68,15 @@ class Service(Generic[SettingsT]):
     settings: their hooks fail until they are mended), for the start report."""
 
     def main(self) -> None:
-        """Entry point of the process: build settings (refused ones stop it, said in a line
-        each: `refuse`), set up logging, say what in the environment looks like a mistyped
-        setting, leave the start report for `dla up`, serve."""
-        try:
-            settings = self.settings()
-        except ValidationError as exc:
-            self.refuse(exc)
+        """Entry point of the process: build settings (refused ones stop it, a line each:
+        shared.setting_names.built_or_exit), set up logging, say what in the environment looks
+        like a mistyped setting, leave the start report for `dla up`, serve."""
+        settings = built_or_exit(self.settings, self.name)
         setup_logging(settings.log_level, self.name)
         unknown = self.warn_near_misses(settings, os.environ)
         report = StartReport(unknown, self.more_setting_problems(settings))
         record_report(settings.data_dir, self.name, report)
         asyncio.run(self.serve(settings))
-
-    def refuse(self, exc: ValidationError) -> NoReturn:
-        """The settings were refused: each refused setting logged in a line, the start report
-        left, and the process ends with EX_CONFIG (78: restarting will not mend it)."""
-        setup_logging("INFO", self.name)
-        lines = [f"{line} (the {self.name} cannot start)" for line in refused(exc)]
-        for line in lines:
-            log.error("setting refused: %s", line)
-        record_report(_data_dir_of_env(), self.name, StartReport(refused=lines))
-        raise SystemExit(EXIT_CONFIG)
 
     def warn_near_misses(self, settings: SettingsT, env: Mapping[str, str]) -> dict[str, str]:
         """Log each name of `env` that is no setting of this service but looks like one

@@ -20,21 +20,25 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import reprlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings
 
-from shared.logs import redact
+from shared.logs import redact, setup_logging
+from shared.settings import CommonSettings
 
 log = logging.getLogger(__name__)
 
 EXIT_CONFIG = 78
 """A service's exit code when its settings are refused (sysexits.h EX_CONFIG): starting it
 again will not mend it (shared.lifecycle; `dla up` says so)."""
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 SIMILAR = 0.9
 """How alike (difflib's ratio) a name must be to a setting to be taken for a typo of it."""
 
@@ -151,3 +155,25 @@ def read_report(data_dir: Path, service: str) -> StartReport:
         return StartReport({str(k): str(v) for k, v in unknown.items()}, [str(r) for r in refused_])
     except (OSError, ValueError, AttributeError):
         return StartReport()
+
+
+def built_or_exit(build: Callable[[], SettingsT], process: str) -> SettingsT:
+    """The settings `build` makes; when it refuses some, each is logged in a line (no
+    traceback), the start report left for `dla up`, and the process ends with EXIT_CONFIG."""
+    try:
+        return build()
+    except ValidationError as exc:
+        setup_logging("INFO", process)
+        lines = [f"{line} (the {process} cannot start)" for line in refused(exc)]
+        for line in lines:
+            log.error("setting refused: %s", line)
+        record_report(_data_dir_of_env(), process, StartReport(refused=lines))
+        raise SystemExit(EXIT_CONFIG) from None
+
+
+def _data_dir_of_env() -> Path:
+    """DATA_DIR when a process's own settings could not be built."""
+    try:
+        return CommonSettings().data_dir
+    except ValidationError:
+        return Path(os.environ.get("DATA_DIR") or "./data")

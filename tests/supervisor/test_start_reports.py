@@ -59,3 +59,16 @@ def test_a_refused_setting_ends_the_service_with_a_line_not_a_traceback(tmp_path
     assert refused == ["NATS_REPLICAS='9'", "POLL_INTERVAL_SECONDS='abc'"]
     assert "not-a-secret-to-show" not in err + json.dumps(report)
     assert exit_reason(done.returncode).startswith("stopped at start: a setting was refused")
+
+
+def test_the_writers_own_commands_refuse_a_setting_in_a_line_too(tmp_path: Path) -> None:
+    """`python -m services.writer publish` (what `dla backup` runs) checks the writer's
+    settings, which `dla` does not know."""
+    env = {**os.environ, "DATA_DIR": str(tmp_path), "BACKUP_INTERVAL_SECONDS": "abc"}
+    out = str(tmp_path / "public.sqlite3.gz")
+    done = subprocess.run(
+        [sys.executable, "-m", "services.writer", "publish", "--output", out],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == EXIT_CONFIG and "Traceback" not in done.stderr
+    assert "setting refused: BACKUP_INTERVAL_SECONDS='abc'" in done.stderr
