@@ -115,6 +115,12 @@ def test_log_in_take_down_undo_and_read_the_audit(
                        for w in ("6 days 23 h", "7 days 0 h")), text  # fmt: skip
             assert httpx.get(public).status_code == 404
             page.screenshot(path=str(OUT / "console-takedowns.png"), full_page=True)
+            # on a phone the row keeps its secondary text (public lists drop theirs)
+            page.set_viewport_size({"width": 390, "height": 844})
+            page.reload()
+            assert row.locator(".muted.small").first.is_visible()
+            page.screenshot(path=str(OUT / "console-takedowns-phone.png"), full_page=True)
+            page.set_viewport_size({"width": 1280, "height": 900})
 
             # undo it within the window
             row.locator("input[name=reason]").fill("appeal granted")
