@@ -59,6 +59,17 @@ def test_a_missing_port_file_is_unknown(tmp_path: Path) -> None:
     assert health(StackClient(settings))["writer"] == "unknown"
 
 
+def test_a_service_stopped_by_a_refused_setting_says_which(tmp_path: Path) -> None:
+    from shared.setting_names import StartReport, record_report
+
+    why = "POLL_INTERVAL_SECONDS='abc': Input should be a valid number (the poller cannot start)"
+    record_report(tmp_path, "poller", StartReport(refused=[why]))
+    settings = CliSettings(data_dir=tmp_path, web_url=f"http://127.0.0.1:{closed_port()}")
+    states = health(StackClient(settings))
+    assert states["poller"] == f"stopped at start, setting refused: {why}"
+    assert states["writer"] == "unknown"
+
+
 def test_each_feed_says_when_it_answered_or_since_when_it_fails() -> None:
     from services.supervisor.cli.browse import feed_state
 

@@ -17,6 +17,7 @@ from services.supervisor.cli.errors import CliError, Exit
 from services.supervisor.cli.output import highlighted, out, print_json, short, table
 from services.supervisor.cli.stack_client import StackClient, connect_nats, stack_client
 from services.supervisor.names import SERVICES
+from shared.setting_names import read_report
 from shared.spreadsheet_cells import text_cell
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -98,8 +99,12 @@ def health_answers(client: StackClient) -> dict[str, tuple[str, dict[str, Any]]]
     # one client for all (httpx.get builds a client and its TLS context each call: ~60 ms
     # of CPU, against ~3 ms a request on a shared one)
     with httpx.Client(timeout=timeout) as http, ThreadPoolExecutor(len(urls)) as pool:
-        answers = pool.map(lambda url: ask(http, url), urls.values())
-        return dict(zip(urls, answers, strict=True))
+        answers = dict(zip(urls, pool.map(lambda url: ask(http, url), urls.values()), strict=True))
+    for name, (state, body) in answers.items():
+        refused = read_report(client.settings.data_dir, name).refused
+        if state in ("down", "unknown") and refused:  # it stops at start: say why
+            answers[name] = (f"stopped at start, setting refused: {'; '.join(refused)}", body)
+    return answers
 
 
 def fonts_missing(archiver_health: dict[str, Any]) -> list[str] | None:
