@@ -18,6 +18,7 @@ import copy
 import http.cookiejar
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -130,6 +131,47 @@ def site_of(url: str) -> str:
 def _belongs(cookie_domain: str, site: str) -> bool:
     domain = cookie_domain.lstrip(".").lower()
     return domain == site or domain.endswith("." + site)
+
+
+EXAMPLE = "reddit.com.txt for Reddit"
+"""How a cookies file is named, in the words that say so."""
+
+
+def folder_notes(cookies_dir: str | None) -> list[str]:
+    """What in COOKIES_DIR gives no capture its cookies, a sentence each saying what to do: a
+    folder that is not there, a file named for no site (`www.reddit.com.txt`: the site is
+    `reddit.com`), a file not ending `.txt`. Empty when all is well or none is set."""
+    if not cookies_dir:
+        return []
+    folder = Path(cookies_dir)
+    if not folder.is_dir():
+        return [f"COOKIES_DIR={cookies_dir!r} is not a folder: no capture gets cookies"]
+    notes = []
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        if path.suffix != ".txt":
+            notes.append(f"{path.name} in COOKIES_DIR is never read: only <site>.txt files are")
+            continue
+        site = registrable_domain(path.stem.lower())
+        if site != path.stem or "." not in site:
+            named = f"name it {site}.txt" if "." in site else f"name it for its site ({EXAMPLE})"
+            notes.append(f"{path.name} in COOKIES_DIR is named for no site: {named}")
+        elif not _netscape(path):
+            notes.append(f"{path.name} in COOKIES_DIR is no Netscape cookies.txt: its first"
+                         f" line must be '# Netscape HTTP Cookie File'")  # fmt: skip
+    return notes
+
+
+def _netscape(path: Path) -> bool:
+    """Whether the file starts as http.cookiejar.MozillaCookieJar reads it (its first line
+    only is read; nothing of it is ever shown)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf")
+    except OSError:
+        return False
+    return re.match(rb"#( Netscape)? HTTP Cookie File", head) is not None
 
 
 def load(cookies_dir: str | Path | None, url: str) -> CookieSet:

@@ -63,9 +63,10 @@ class Service(Generic[SettingsT]):
     """Settings the service reads besides its settings class's (its plugins', another
     class's): a name in the environment near one of these or the class's is said at start."""
 
-    more_setting_problems: Callable[[SettingsT], list[str]] = lambda _: []
-    """What else the service refuses of its settings without stopping (its plugins' refused
-    settings: their hooks fail until they are mended), for the start report."""
+    more_setting_problems: Callable[[SettingsT], StartReport] = lambda _: StartReport()
+    """What else is wrong with its settings, for the start report, though the service runs:
+    its plugins' refused settings (their hooks fail until they are mended), settings that do
+    nothing as given (`refused` and `idle`)."""
 
     def main(self) -> None:
         """Entry point of the process: build settings (refused ones stop it, a line each:
@@ -74,7 +75,8 @@ class Service(Generic[SettingsT]):
         settings = built_or_exit(self.settings, self.name)
         setup_logging(settings.log_level, self.name)
         unknown = self.warn_near_misses(settings, os.environ)
-        report = StartReport(unknown, self.more_setting_problems(settings))
+        more = self.more_setting_problems(settings)
+        report = StartReport(unknown, more.refused, more.idle)
         record_report(settings.data_dir, self.name, report)
         asyncio.run(self.serve(settings))
 

@@ -120,12 +120,16 @@ class StartReport:
     refused: list[str] = field(default_factory=list)
     """Settings refused (`refused`: the service cannot start), or a plugin's settings
     refused (its hooks fail until they are mended)."""
+    idle: list[str] = field(default_factory=list)
+    """Settings taken that do nothing as given (a COOKIES_DIR that is no folder, a cookies
+    file named for no site), each with what to do."""
 
     def lines(self) -> list[str]:
         """The report in sentences."""
         slips = [f"{given} is not a setting and is ignored: did you mean {meant}?"
                  for given, meant in sorted(self.unknown.items())]  # fmt: skip
-        return slips + [f"setting refused: {why}" for why in self.refused]
+        refused = [f"setting refused: {why}" for why in self.refused]
+        return slips + refused + [f"setting without effect: {why}" for why in self.idle]
 
 
 def report_file(data_dir: Path, service: str) -> Path:
@@ -152,7 +156,11 @@ def read_report(data_dir: Path, service: str) -> StartReport:
     try:
         found = json.loads(report_file(data_dir, service).read_text())
         unknown, refused_ = found.get("unknown") or {}, found.get("refused") or []
-        return StartReport({str(k): str(v) for k, v in unknown.items()}, [str(r) for r in refused_])
+        return StartReport(
+            {str(k): str(v) for k, v in unknown.items()},
+            [str(r) for r in refused_],
+            [str(i) for i in found.get("idle") or []],
+        )
     except (OSError, ValueError, AttributeError):
         return StartReport()
 

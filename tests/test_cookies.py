@@ -61,3 +61,31 @@ def test_the_file_for_ytdlp_is_private_and_removed(tmp_path: Path) -> None:
 def test_an_unreadable_file_counts_as_none(tmp_path: Path) -> None:
     (tmp_path / "x.com.txt").write_text("not a cookie file at all")
     assert not load(tmp_path, "https://x.com/a/status/1")
+
+
+def test_a_cookies_folder_says_what_gives_no_capture_its_cookies(tmp_path: Path) -> None:
+    """Said at the archiver's start (dla up prints it): files named for no site, files not
+    read, a file that is not a Netscape cookies.txt; a folder that is not there. The content
+    of a file is never shown."""
+    from shared.cookies import folder_notes
+
+    header = "# Netscape HTTP Cookie File\n"
+    (tmp_path / "reddit.com.txt").write_text(header + "reddit.com\tTRUE\t/\tTRUE\t0\ts\tv\n")
+    (tmp_path / "www.x.com.txt").write_text(header)
+    (tmp_path / "cookies.txt").write_text(header)
+    (tmp_path / "youtube.com.json").write_text("[]")
+    (tmp_path / "tiktok.com.txt").write_text("tiktok.com\tTRUE\t/\tTRUE\t0\tsecret-value\tv\n")
+    notes = folder_notes(str(tmp_path))
+    assert notes == [
+        "cookies.txt in COOKIES_DIR is named for no site: name it for its site"
+        " (reddit.com.txt for Reddit)",
+        "tiktok.com.txt in COOKIES_DIR is no Netscape cookies.txt: its first line must be"
+        " '# Netscape HTTP Cookie File'",
+        "www.x.com.txt in COOKIES_DIR is named for no site: name it x.com.txt",
+        "youtube.com.json in COOKIES_DIR is never read: only <site>.txt files are",
+    ]
+    assert "secret-value" not in " ".join(notes)
+    assert folder_notes(str(tmp_path / "gone")) == [
+        f"COOKIES_DIR={str(tmp_path / 'gone')!r} is not a folder: no capture gets cookies"
+    ]
+    assert folder_notes("") == [] and folder_notes(None) == []

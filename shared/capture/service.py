@@ -6,6 +6,7 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 
+from shared import cookies
 from shared.capture.checker import CheckerConfig, run_checker
 from shared.capture.settings import WorkerSettings
 from shared.capture.submitter import SubmitConfig, run_submitter
@@ -19,6 +20,7 @@ from shared.hooks.limits import HookLimits
 from shared.lifecycle import ServiceContext
 from shared.liveness.check import CheckEnv, Checker
 from shared.s3 import ObjectStore
+from shared.setting_names import StartReport
 from shared.settings import public_env
 from shared.subjects import (
     ARCHIVER_JOBS,
@@ -34,11 +36,14 @@ def plugin_setting_names(s: WorkerSettings) -> set[str]:
     return setting_names(plugin_dirs([s.plugins_dir]).values())
 
 
-def plugin_setting_problems(s: WorkerSettings) -> list[str]:
+def plugin_setting_problems(s: WorkerSettings) -> StartReport:
     """Each plugin's refused settings (`Service.more_setting_problems`; the worker logs them
-    too when it starts, and their hooks fail with E_<PLUGIN>_CONFIG)."""
-    errors = setting_errors(plugin_dirs([s.plugins_dir]), public_env(dict(os.environ)))
-    return [f"{error} (its hooks fail until it is mended)" for error in errors]
+    too when it starts, and their hooks fail with E_<PLUGIN>_CONFIG), and a COOKIES_DIR that
+    gives no capture its cookies (shared.cookies.folder_notes)."""
+    env = public_env(dict(os.environ))
+    errors = setting_errors(plugin_dirs([s.plugins_dir]), env)
+    refused = [f"{error} (its hooks fail until it is mended)" for error in errors]
+    return StartReport(refused=refused, idle=cookies.folder_notes(os.environ.get("COOKIES_DIR")))
 
 
 def worker_body(

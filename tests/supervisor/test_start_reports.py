@@ -23,12 +23,14 @@ def test_each_line_is_printed_once_and_an_earlier_runs_report_says_nothing(
     reports = StartReports(tmp_path, ["poller", "archiver", "media"])
     assert reports.lines() == []
     plugin = "screenshot: SCREENSHOT_SCALE: 7.0 is greater than the maximum of 1"
-    found = StartReport({"SCREENSHOT_SCLAE": "SCREENSHOT_SCALE"}, [plugin])
+    idle = "www.x.com.txt in COOKIES_DIR is named for no site: name it x.com.txt"
+    found = StartReport({"SCREENSHOT_SCLAE": "SCREENSHOT_SCALE"}, [plugin], [idle])
     record_report(tmp_path, "archiver", found)
     record_report(tmp_path, "media", found)
     assert reports.lines() == [
         "SCREENSHOT_SCLAE is not a setting and is ignored: did you mean SCREENSHOT_SCALE?",
         f"setting refused: {plugin}",
+        f"setting without effect: {idle}",
     ]
     assert reports.lines() == []
     record_report(tmp_path, "archiver", StartReport())  # started again with the names mended
