@@ -169,3 +169,25 @@ def test_a_logging_level_in_any_case_is_taken(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setenv("LOG_LEVEL", " debug ")
     assert CommonSettings().log_level == "DEBUG"
+
+
+def test_settings_that_do_nothing_as_given_are_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An RSS_URL that FEEDS leaves out; TSA_URLS while the evidence is off."""
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("FEEDS", "https://a.example/posts.rss")
+    monkeypatch.setenv("RSS_URL", "https://b.example/posts.rss")
+    poller = service_of("poller")
+    assert poller.more_setting_problems(poller.settings()).idle == [  # type: ignore[call-arg]
+        "RSS_URL='https://b.example/posts.rss' is not watched: FEEDS lists the feeds (add it there)"
+    ]
+    monkeypatch.setenv("FEEDS", "https://a.example/posts.rss,https://b.example/posts.rss")
+    assert poller.more_setting_problems(poller.settings()).idle == []  # type: ignore[call-arg]
+    archiver = service_of("archiver")
+    monkeypatch.setenv("TSA_URLS", "http://tsa.example/")
+    assert archiver.more_setting_problems(archiver.settings()).idle == []  # type: ignore[call-arg]
+    monkeypatch.setenv("EVIDENCE_ENABLED", "false")
+    assert archiver.more_setting_problems(archiver.settings()).idle == [  # type: ignore[call-arg]
+        "TSA_URLS is not asked: EVIDENCE_ENABLED=false makes no manifest to timestamp"
+    ]

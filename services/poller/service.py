@@ -58,6 +58,7 @@ from shared.links.urlparts import scrub_credentials
 from shared.logs import redact
 from shared.messages import BackfillReport, BackfillRequest, FeedGap, FeedPost
 from shared.observability import HealthCheck
+from shared.setting_names import StartReport
 from shared.subjects import FEED_GAP, FEED_POST, POLLER_BACKFILL, POLLER_QUEUE
 
 log = logging.getLogger(__name__)
@@ -443,7 +444,12 @@ def positions_check(ctx: ServiceContext[PollerSettings]) -> HealthCheck:
     return check
 
 
-SERVICE = Service("poller", PollerSettings, body)
+SERVICE = Service(
+    "poller",
+    PollerSettings,
+    body,
+    more_setting_problems=lambda s: StartReport(idle=s.idle()),
+)
 
 
 def run() -> None:

@@ -50,3 +50,12 @@ class PollerSettings(CommonSettings):
 
     def model_post_init(self, _: object) -> None:
         self.feeds = self.feeds or [self.rss_url]
+
+    def idle(self) -> list[str]:
+        """What is set but does nothing (`Service.more_setting_problems`): an RSS_URL that
+        FEEDS leaves out (FEEDS lists every feed watched)."""
+        if "rss_url" in self.model_fields_set and self.rss_url not in self.feeds:
+            return [
+                f"RSS_URL={self.rss_url!r} is not watched: FEEDS lists the feeds (add it there)"
+            ]
+        return []

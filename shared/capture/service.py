@@ -38,12 +38,15 @@ def plugin_setting_names(s: WorkerSettings) -> set[str]:
 
 def plugin_setting_problems(s: WorkerSettings) -> StartReport:
     """Each plugin's refused settings (`Service.more_setting_problems`; the worker logs them
-    too when it starts, and their hooks fail with E_<PLUGIN>_CONFIG), and a COOKIES_DIR that
-    gives no capture its cookies (shared.cookies.folder_notes)."""
+    too when it starts, and their hooks fail with E_<PLUGIN>_CONFIG), a COOKIES_DIR that
+    gives no capture its cookies (shared.cookies.folder_notes), TSA_URLS without evidence."""
     env = public_env(dict(os.environ))
     errors = setting_errors(plugin_dirs([s.plugins_dir]), env)
     refused = [f"{error} (its hooks fail until it is mended)" for error in errors]
-    return StartReport(refused=refused, idle=cookies.folder_notes(os.environ.get("COOKIES_DIR")))
+    idle = cookies.folder_notes(os.environ.get("COOKIES_DIR"))
+    if s.tsa_urls and not s.evidence_enabled:
+        idle.append("TSA_URLS is not asked: EVIDENCE_ENABLED=false makes no manifest to timestamp")
+    return StartReport(refused=refused, idle=idle)
 
 
 def worker_body(
