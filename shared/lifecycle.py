@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -24,6 +25,26 @@ log = logging.getLogger(__name__)
 
 
 SettingsT = TypeVar("SettingsT", bound=CommonSettings)
+
+
+T = TypeVar("T")
+
+
+async def unless_stopped(work: Coroutine[Any, Any, T], stop: asyncio.Event) -> T | None:
+    """`work`'s result, or None once `stop` is set first (the work is then cancelled): a
+    service told to stop while it waits for NATS at start stops at once."""
+    task = asyncio.ensure_future(work)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
 
 
 @dataclass(eq=False)
@@ -97,10 +118,21 @@ class Service(Generic[SettingsT]):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        nc = await bus.connect(settings.nats_url, self.name)
+        nc = await unless_stopped(bus.connect(settings.nats_url, self.name), stop)
+        if nc is None:  # told to stop while NATS did not answer yet (it waits for NATS)
+            log.info("%s stopped before NATS answered", self.name)
+            return
         ctx = ServiceContext(self.name, settings, nc, nc.jetstream(), stop)
         ctx.add_check(nats_check(nc))
-        await bus.ensure_streams(ctx.js, settings.nats_replicas)
+
+        async def declared() -> bool:
+            await bus.ensure_streams(ctx.js, settings.nats_replicas)
+            return True
+
+        if not await unless_stopped(declared(), stop):
+            await nc.close()
+            log.info("%s stopped before its streams were declared", self.name)
+            return
         health: HealthServer = await serve_health(settings, self.name, ctx.health)
         try:
             await self.body(ctx)
