@@ -30,7 +30,10 @@ T = TypeVar("T")
 
 
 async def connect(url: str, name: str, *, connect_timeout: float = 60.0) -> Client:
-    """Connect (retrying until connect_timeout) with endless reconnects afterwards."""
+    """Connect, with endless reconnects afterwards. While no server answers, nats-py itself
+    keeps trying (every `reconnect_time_wait`, as it reconnects): a service waits for NATS,
+    and its stop cancels the wait (shared.lifecycle.unless_stopped); an error nats-py raises
+    instead is retried for `connect_timeout` seconds, then BusError."""
 
     made: list[Client] = []
 
