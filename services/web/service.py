@@ -20,7 +20,7 @@ from services.web.state import WebState
 from services.web.workers import serve_workers
 from shared.health import s3_check
 from shared.lifecycle import Service, ServiceContext
-from shared.setting_names import names_of
+from shared.setting_names import StartReport, names_of
 
 
 async def body(ctx: ServiceContext[WebSettings]) -> None:
@@ -50,7 +50,13 @@ async def body(ctx: ServiceContext[WebSettings]) -> None:
         await serving
 
 
-SERVICE = Service("web", WebSettings, body, lambda _: names_of(AdminSettings))
+SERVICE = Service(
+    "web",
+    WebSettings,
+    body,
+    more_setting_names=lambda _: names_of(AdminSettings),
+    more_setting_problems=lambda s: StartReport(idle=s.idle()),
+)
 
 
 def run() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 
 from services.web.replay import origin
 from shared.domain_policy_settings import DomainPolicySettings
@@ -73,10 +73,21 @@ class WebSettings(DomainPolicySettings):
 
     @field_validator("replay_origin")
     @classmethod
-    def _replay_origin_parses(cls, value: str) -> str:
+    def _replay_origin_parses(cls, value: str, info: ValidationInfo) -> str:
         if value.strip() and value.strip().lower() != origin.OFF:
             origin.parse(value)
+            host = info.data.get("web_host")
+            if isinstance(host, str):  # not its UI's host (origin.effective says why)
+                origin.effective(value, host, int(info.data.get("web_port") or 0))
         return value
+
+    def idle(self) -> list[str]:
+        """What is set but does nothing (`Service.more_setting_problems`): a UI not on a
+        loopback address with no REPLAY_ORIGIN offers no replay."""
+        if not self.replay_origin.strip() and self.replay() is None:
+            why = f"WEB_HOST={self.web_host!r} is not a loopback address and REPLAY_ORIGIN is"
+            return [f"no replay of captures: {why} empty (name an origin of its own, or `off`)"]
+        return []
 
     def replay(self) -> str | None:
         """The replay origin in effect, or None (no replay); raises when it names the UI's

@@ -57,3 +57,38 @@ def test_the_ui_own_host_is_never_the_replay_origin() -> None:
 def test_the_host_header_of_an_origin() -> None:
     assert host_of("https://replay.example.net") == "replay.example.net"
     assert host_of("http://replay.localhost:8123") == "replay.localhost:8123"
+
+
+def test_a_replay_origin_on_the_uis_host_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The web refuses it as a setting (one line, exit 78: shared.setting_names), not with a
+    traceback when its app is built."""
+    from pydantic import ValidationError
+
+    from services.web.settings import WebSettings
+    from shared.setting_names import refused
+
+    monkeypatch.setenv("WEB_HOST", "127.0.0.1")
+    monkeypatch.setenv("REPLAY_ORIGIN", "http://127.0.0.1:9000")
+    with pytest.raises(ValidationError) as caught:
+        WebSettings()
+    (line,) = refused(caught.value)
+    assert line.startswith("REPLAY_ORIGIN='http://127.0.0.1:9000': ")
+    assert "shares a host name with the UI" in line
+
+
+def test_a_public_ui_without_a_replay_origin_says_it_offers_no_replay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from services.web.settings import WebSettings
+
+    monkeypatch.setenv("WEB_HOST", "0.0.0.0")
+    monkeypatch.delenv("REPLAY_ORIGIN", raising=False)
+    (note,) = WebSettings().idle()
+    assert note.startswith("no replay of captures: WEB_HOST='0.0.0.0' is not a loopback address")
+    monkeypatch.setenv("REPLAY_ORIGIN", "off")  # said on purpose
+    assert WebSettings().idle() == []
+    monkeypatch.setenv("WEB_HOST", "127.0.0.1")
+    monkeypatch.delenv("REPLAY_ORIGIN")
+    assert WebSettings().idle() == []
