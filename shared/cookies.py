@@ -140,7 +140,8 @@ EXAMPLE = "reddit.com.txt for Reddit"
 def folder_notes(cookies_dir: str | None) -> list[str]:
     """What in COOKIES_DIR gives no capture its cookies, a sentence each saying what to do: a
     folder that is not there, a file named for no site (`www.reddit.com.txt`: the site is
-    `reddit.com`), a file not ending `.txt`. Empty when all is well or none is set."""
+    `reddit.com`), a file not ending `.txt`, one that is no Netscape cookies.txt (its first
+    line only is read). Empty when all is well or none is set."""
     if not cookies_dir:
         return []
     folder = Path(cookies_dir)
