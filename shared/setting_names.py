@@ -21,7 +21,6 @@ import difflib
 import json
 import logging
 import os
-import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings
 
+from shared import typed_text
 from shared.logs import redact, setup_logging
 from shared.settings import CommonSettings
 
@@ -101,14 +101,10 @@ def refused(exc: ValidationError) -> list[str]:
         if any(word in name for word in SECRET_WORDS):
             shown = " (its value not shown)"
         else:
-            shown = "=" + _SHOWN.repr(value if isinstance(value, str) else str(value))
+            shown = "=" + typed_text.shown(value)
         why = str(error["msg"]).removeprefix("Value error, ")  # a validator's own words
         lines.append(redact(f"{name}{shown}: {why}"))
     return lines
-
-
-_SHOWN = reprlib.Repr()
-_SHOWN.maxstring = 80
 
 
 @dataclass

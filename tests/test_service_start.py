@@ -29,9 +29,9 @@ def test_a_service_waiting_for_nats_stops_on_sigterm(tmp_path: Path) -> None:
             seen += proc.stdout.readline()  # it is retrying NATS
         asked = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        rest, _ = proc.communicate(timeout=10)
+        rest, _ = proc.communicate(timeout=60)  # it waited for NATS for good before
         assert proc.returncode == 0
-        assert time.monotonic() - asked < 5
+        assert time.monotonic() - asked < 30  # room for CI at load 6-10; it took ~0.5 s here
         assert "poller stopped before NATS answered" in rest
     finally:
         if proc.poll() is None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import reprlib
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from shared.subjects import (
     CMD_UNDO,
 )
 from shared.takedown_undo import undo_refusal
+from shared.typed_text import shown
 
 T = TypeVar("T")
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
@@ -62,16 +62,11 @@ def valid_domain(domain: str) -> bool:
     return bool(_DOMAIN.match(ascii_form))
 
 
-_SHOWN = reprlib.Repr()
-_SHOWN.maxstring = 120
-"""What an error shows of what was typed: its first and last characters past 120."""
-
-
 def domain_of(given: str) -> str:
     """The domain as commands carry it (lower-case, no trailing dot), or 400."""
     domain = given.strip().lower().rstrip(".")
     if not valid_domain(domain):
-        raise HTTPException(400, f"not a domain name: {_SHOWN.repr(given)}")
+        raise HTTPException(400, f"not a domain name: {shown(given)}")
     return domain
 
 
@@ -185,7 +180,7 @@ async def check_now(state: WebState, link: str) -> CheckCommand:
     """A liveness check of a link's original (its id or a URL the archive knows) now."""
     link_id = await read(state, find_link, link, state.policy)
     if link_id is None:
-        raise HTTPException(404, f"no link {_SHOWN.repr(link)} in the archive")
+        raise HTTPException(404, f"no link {shown(link)} in the archive")
     cmd = CheckCommand(link_id=link_id, **_ids())
     await publish(state, CMD_CHECK, cmd)
     return cmd

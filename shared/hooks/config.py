@@ -303,8 +303,10 @@ def setting_names(plugin_folders: Iterable[Path]) -> set[str]:
     they fall back on (`x-fallback`, `TIMEOUT`)."""
     names = {"TIMEOUT"}
     for folder in plugin_folders:
-        path = folder / "config.json"
-        properties = read_schema(path).get("properties", {}) if path.is_file() else {}
+        try:
+            properties = load_plugin_config(folder).properties  # read once: setting_errors too
+        except ConfigError:  # its error is the plugin's refused setting (setting_errors)
+            continue
         prefix = env_prefix(folder.name)
         names |= {f"{prefix}_TIMEOUT", f"{prefix}_ENABLED", *properties}
         for spec in properties.values():
